@@ -1,0 +1,46 @@
+# One task runner: CI calls `make test`; a new machine needs only `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+TSTAMP := $(VENV)/.installed-test
+
+.PHONY: run test lint typecheck pytest schema golden bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(TSTAMP): $(STAMP) pyproject.toml
+	$(BIN)/pip install -q -e '.[test,dask]'
+	touch $@
+
+run: $(STAMP)
+	$(BIN)/ingest run seeds/ --out out/
+
+test: $(TSTAMP) lint typecheck pytest
+
+lint: $(TSTAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(TSTAMP)
+	$(BIN)/mypy
+
+pytest: $(TSTAMP)
+	$(BIN)/pytest
+
+schema: $(STAMP)
+	$(BIN)/ingest schema --write
+
+# Regenerate the checked-in golden output after a deliberate change (then review the diff).
+golden: $(STAMP)
+	$(BIN)/python tests/regen_golden.py
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench.py
+
+clean:
+	rm -rf $(VENV) out/*.jsonl out/*.json
