@@ -1,0 +1,3 @@
+from ingest.cli import main
+
+raise SystemExit(main())

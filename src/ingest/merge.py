@@ -1,0 +1,145 @@
+"""Resolve: one cluster of listings → one item (field precedence, conflicts, id).
+
+Precedence is item-page > topic-page > topic-list; within a kind, the page's own item
+before its related reading, then the file's sha256 and the listing's offset. So the
+result never depends on the order files were read in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .models import PRECEDENCE, Conflict, ConflictValue, Format, Listing
+from .normalize import has_han, match_key
+from .parse.base import KINDS, LEVELS
+
+_ROLE_ORDER = {"main": 0, "listing": 1, "related": 2, "orphan": 3}
+
+
+def precedence(x: Listing) -> tuple[int, int, str, int]:
+    return (
+        PRECEDENCE[Format(x.prov.format)],
+        _ROLE_ORDER[x.role],
+        x.prov.sha256,
+        x.prov.byte_offset,
+    )
+
+
+def item_id(summary_key: str) -> str:
+    """The id of a resource: a digest of its Chinese summary's match key (on every page)."""
+    return hashlib.blake2b(summary_key.encode(), digest_size=8).hexdigest()
+
+
+def cluster_key(members: list[Listing]) -> str:
+    """The summary key that names a cluster: its best-precedence listing's."""
+    best = min(members, key=lambda x: (precedence(x), match_key(x.summary_zh)))
+    return match_key(best.summary_zh)
+
+
+@dataclass(slots=True)
+class Resolved:
+    """Fields of one item before the output model is built."""
+
+    id: str
+    fields: dict[str, str | None]
+    members: list[Listing]
+    topics: list[dict[str, object]]
+    conflicts: list[Conflict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def resolve(item: str, members: list[Listing]) -> Resolved:
+    ordered = sorted(members, key=precedence)
+    r = Resolved(item, {}, ordered, [])
+    pick = _picker(r)
+    pick("title_zh", lambda x: x.title_zh)
+    pick("title_original", lambda x: x.title_original)
+    if r.fields["title_original"] is None and any(x.original_is_chinese for x in ordered):
+        r.fields["title_original"] = r.fields["title_zh"]
+    pick("summary_zh", lambda x: x.summary_zh)
+    pick("kind_label", lambda x: x.kind_label)
+    pick("url", lambda x: x.url)
+    for name in ("publisher", "published_ago", "rating", "collected_on"):
+        pick(name, lambda x, n=name: getattr(x, n))  # type: ignore[misc]
+    r.topics = _topics(item, ordered, r.conflicts)
+    _check_chinese(r)
+    return r
+
+
+def kind_of(label: str | None) -> str | None:
+    if label is None:
+        return None
+    return KINDS.get(label, "other")
+
+
+def _picker(r: Resolved) -> Callable[[str, Callable[[Listing], str | None]], None]:
+    def pick(name: str, get: Callable[[Listing], str | None]) -> None:
+        values: dict[str, list[str]] = {}
+        for x in r.members:
+            v = get(x)
+            if v:
+                values.setdefault(v, []).append(_src(x))
+        chosen = next(iter(values), None)
+        r.fields[name] = chosen
+        if len(values) > 1 and chosen is not None:
+            r.conflicts.append(
+                Conflict(
+                    record=r.id,
+                    field=name,
+                    chosen=chosen,
+                    values=[ConflictValue(value=v, sources=s) for v, s in values.items()],
+                )
+            )
+
+    return pick
+
+
+def _src(x: Listing) -> str:
+    return f"{x.prov.file}: {x.prov.locator}"
+
+
+def _topics(
+    item: str, ordered: list[Listing], conflicts: list[Conflict]
+) -> list[dict[str, object]]:
+    """One entry per topic: the best-precedence listing on it gives rank and level."""
+    per_slug: dict[str, list[Listing]] = {}
+    for x in ordered:
+        if x.topic_key is not None and x.prov.format != Format.ITEM_PAGE.value:
+            per_slug.setdefault(x.topic_key, []).append(x)
+    out: list[dict[str, object]] = []
+    for slug in sorted(per_slug):
+        xs = per_slug[slug]
+        best = xs[0]
+        ranks = sorted({x.rank for x in xs if x.rank is not None})
+        if len(ranks) > 1:
+            conflicts.append(
+                Conflict(
+                    record=item,
+                    field=f"topics[{slug}].rank",
+                    chosen=str(best.rank),
+                    values=[
+                        ConflictValue(value=str(k), sources=[_src(x) for x in xs if x.rank == k])
+                        for k in ranks
+                    ],
+                )
+            )
+        out.append(
+            {
+                "slug": slug,
+                "rank": best.rank,
+                "level": LEVELS.get(best.level_label or ""),
+                "level_label": best.level_label,
+            }
+        )
+    return out
+
+
+def _check_chinese(r: Resolved) -> None:
+    summary = r.fields.get("summary_zh") or ""
+    if not has_han(summary):
+        r.warnings.append(f"item {r.id}: NOT_CHINESE: summary_zh has no Chinese text")
+    title = r.fields.get("title_zh") or ""
+    if title and not has_han(title) and len(title.split()) >= 3:
+        r.warnings.append(f"item {r.id}: NOT_CHINESE: title_zh {title[:60]!r} is not Chinese")

@@ -1,0 +1,126 @@
+"""Text normalization: small pure functions, each ``str -> str``.
+
+Stored text is NFC (never NFKC: that rewrites full-width punctuation the site uses on
+purpose). Keys used for matching are NFKC + casefold with everything but letters and
+digits removed, so escapes, quotes, spacing and punctuation width never split a resource.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from collections.abc import Callable
+
+# ASCII punctuation that CommonMark lets a backslash escape.
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+# Tags: an opening '<' then a letter, '/', '!' or '?', up to the next '>' (no nesting, linear).
+_TAG = re.compile(r"<[A-Za-z/!?][^<>]{0,2000}>")
+_SCRIPT_STYLE = re.compile(
+    r"<(script|style)\b[^>]{0,2000}>.{0,100000}?</\1\s*>", re.IGNORECASE | re.DOTALL
+)
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_WS = re.compile(r"\s+")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
+
+#: Control, bidi, zero-width and other invisible format characters removed from every field
+#: (tab, CR and LF are white space and collapse instead). ZWJ (U+200D) and the variation
+#: selectors are kept: they hold emoji sequences such as ❤️ together. Lone surrogates go too.
+_REMOVED_RE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200c\u200e\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
+)
+
+
+def md_unescape(s: str) -> str:
+    r"""Remove markdown backslash escapes, once.
+
+    >>> md_unescape(r"torch\_xla \[P\] C\+\+ a\\b")
+    'torch_xla [P] C++ a\\b'
+    """
+    return _MD_ESCAPE.sub(r"\1", s)
+
+
+def strip_markup(s: str) -> tuple[str, bool]:
+    """Remove HTML tags (and script/style bodies) and decode entities once.
+
+    Returns the text and whether anything was removed or decoded.
+
+    >>> strip_markup("a <b>bold</b> &amp; <script>x()</script>c")
+    ('a bold & c', True)
+    """
+    if "<" not in s and "&" not in s:
+        return s, False
+    out = _SCRIPT_STYLE.sub(" ", s)
+    out = _TAG.sub(" ", out)
+    if _ENTITY.search(out):
+        out = html.unescape(out)
+        # Entities that decode to markup (&lt;script&gt;) must not become live tags.
+        out = _TAG.sub(" ", _SCRIPT_STYLE.sub(" ", out))
+    return out, out != s
+
+
+def remove_controls(s: str) -> tuple[str, bool]:
+    """Drop control, bidi, zero-width and other invisible format characters.
+
+    >>> remove_controls("a\u202eb\u200bc\x07d")
+    ('abcd', True)
+    """
+    out = _REMOVED_RE.sub("", s)
+    return out, out != s
+
+
+def collapse_ws(s: str) -> str:
+    """Collapse every run of white space (incl. U+3000, NBSP) to one space and strip.
+
+    >>> collapse_ws(" a\\n\\t b\u3000c ")
+    'a b c'
+    """
+    return _WS.sub(" ", s).strip()
+
+
+def clean(s: str, *, markdown: bool = False, warn: Callable[[str], None] | None = None) -> str:
+    """Normalize one field: NFC, unescape (markdown only), strip markup and controls, spaces.
+
+    ``warn`` receives a code for every lossy step (nothing is repaired silently).
+    """
+    s = unicodedata.normalize("NFC", s)
+    if markdown:
+        s = md_unescape(s)
+    s, had_markup = strip_markup(s)
+    s, had_controls = remove_controls(s)
+    if warn is not None:
+        if had_markup:
+            warn("MARKUP_REMOVED")
+        if had_controls:
+            warn("CONTROL_CHAR_REMOVED")
+    return unicodedata.normalize("NFC", collapse_ws(s))
+
+
+def match_key(s: str) -> str:
+    """Key for matching texts across pages: NFKC, casefold, letters and digits only.
+
+    >>> match_key("Torch\\\\_XLA （旧方式） ❤️") == match_key("torch_xla(旧方式)")
+    True
+    """
+    s = unicodedata.normalize("NFKC", s).casefold()
+    return "".join(ch for ch in s if ch.isalnum())
+
+
+def han_count(s: str) -> int:
+    return len(_HAN.findall(s))
+
+
+def has_han(s: str) -> bool:
+    return _HAN.search(s) is not None
+
+
+def has_latin(s: str) -> bool:
+    return _LATIN.search(s) is not None
+
+
+def han_ratio(s: str) -> float:
+    """Share of Han characters among the non-space characters."""
+    chars = len(s) - s.count(" ")
+    return han_count(s) / chars if chars else 0.0

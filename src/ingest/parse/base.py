@@ -1,0 +1,110 @@
+"""What every page parser shares: provenance, rejects, warnings, field cleaning.
+
+A parser fills one :class:`Page` (the builder) and never raises on bad input: whatever it
+cannot use becomes a :class:`~ingest.models.PageReject` with a reason code and its place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..models import Listing, PageReject, PageResult, Provenance
+from ..normalize import clean
+from ..read import Locator
+from ..urls import check_url
+
+#: A single field longer than this is refused (FIELD_TOO_LONG).
+MAX_FIELD_CHARS = 20_000
+#: A page with more listings than this is cut there (TOO_MANY_ITEMS).
+MAX_LISTINGS = 50_000
+#: A line longer than this (in a line-based page kind) is refused (LINE_TOO_LONG).
+MAX_LINE_CHARS = 100_000
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_SURROGATE = re.compile(r"[\udc80-\udcff]")
+
+KINDS = {
+    "博客": "blog",
+    "帖子": "post",
+    "项目": "project",
+    "教程": "tutorial",
+    "课程": "course",
+    "书籍": "book",
+    "视频": "video",
+    "论文": "paper",
+    "播客": "podcast",
+    "演讲": "talk",
+}
+LEVELS = {"入门": "beginner", "进阶": "intermediate", "深入": "advanced"}
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    text: str
+    start: int  # character offset in the decoded text
+    number: int  # 1-based
+
+
+def split_lines(text: str) -> Iterator[Line]:
+    """Split on CRLF, CR or LF only (never on U+2028, form feed, ...), with offsets."""
+    start = 0
+    number = 1
+    for m in _LINE_BREAK.finditer(text):
+        yield Line(text[start : m.start()], start, number)
+        start = m.end()
+        number += 1
+    if start < len(text):
+        yield Line(text[start:], start, number)
+
+
+def excerpt(raw: str, limit: int = 200) -> str:
+    """At most ``limit`` characters of raw text, invalid bytes and controls made visible."""
+    s = raw[:limit]
+    s = _SURROGATE.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", s)
+    return "".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in s)
+
+
+class Page:
+    """Builder for one file's :class:`PageResult`."""
+
+    def __init__(self, result: PageResult, text: str, locator: Locator) -> None:
+        self.result = result
+        self.text = text
+        self._loc = locator
+
+    def prov(self, offset: int, locator: str) -> Provenance:
+        byte, line = self._loc.at(offset)
+        r = self.result
+        return Provenance(r.file, r.sha256, r.format or "", locator, byte, line)
+
+    def warn(self, code: str, where: str, detail: str = "") -> None:
+        self.result.warnings.append(f"{where}: {code}" + (f": {detail}" if detail else ""))
+
+    def reject(self, offset: int, locator: str, reason: str, message: str, raw: str) -> None:
+        self.result.rejects.append(
+            PageReject(self.prov(offset, locator), reason, message, excerpt(raw), True)
+        )
+
+    def field(self, raw: str, where: str, *, markdown: bool = False) -> str:
+        """Clean one text field, turning every lossy step into a warning at ``where``."""
+        return clean(raw, markdown=markdown, warn=lambda code: self.warn(code, where))
+
+    def url(self, raw: str | None, where: str) -> str | None:
+        url, problem = check_url(raw)
+        if problem is not None:
+            self.warn(problem[0], where, problem[1])
+        return url
+
+    def bad_raw(self, raw: str) -> tuple[str, str] | None:
+        """A reason to refuse a listing whose raw text is unusable, or None."""
+        m = _SURROGATE.search(raw)
+        if m is not None:
+            return "INVALID_UTF8", f"invalid UTF-8 byte 0x{ord(m.group()) - 0xDC00:02x} inside"
+        if len(raw) > MAX_FIELD_CHARS:
+            return "FIELD_TOO_LONG", f"{len(raw)} characters, over the cap of {MAX_FIELD_CHARS}"
+        return None
+
+    def add(self, listing: Listing) -> None:
+        self.result.listings.append(listing)

@@ -1,0 +1,148 @@
+"""Item page (plain text): one resource, its key/value block and its related reading.
+
+Layout: ``publisher··age``; Chinese title; original title (absent when the original is
+Chinese); summary; ``- key`` / ``- value`` lines; ``推荐阅读``; then related entries of
+Chinese title, original title (optional, same rule) and summary.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from ..models import Listing
+from .base import MAX_LINE_CHARS, MAX_LISTINGS, Line, Page, split_lines
+from .topic_list import is_summary_line
+
+RELATED_HEADING = "推荐阅读"
+_KEYS = {"分级": "rating", "收录时间": "collected_on"}
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
+def parse_item_page(page: Page) -> None:
+    lines = [ln for ln in split_lines(page.text) if ln.text.strip()]
+    for ln in lines:
+        if len(ln.text) > MAX_LINE_CHARS:
+            page.reject(
+                ln.start,
+                f"line {ln.number}",
+                "LINE_TOO_LONG",
+                f"{len(ln.text)} characters, over the cap of {MAX_LINE_CHARS}",
+                ln.text,
+            )
+            return
+    publisher, age = _byline(page, lines[0])
+    kv_at = next((i for i, ln in enumerate(lines) if i > 0 and _is_kv(ln)), None)
+    rel_at = next((i for i, ln in enumerate(lines) if ln.text.strip() == RELATED_HEADING), None)
+    main_end = min(x for x in (kv_at, rel_at, len(lines)) if x is not None)
+    facts = _kv(page, lines[main_end : rel_at if rel_at is not None else len(lines)])
+    main = _entry(page, lines[1:main_end], 0, "main", lines[0])
+    if main is not None:
+        main.publisher, main.published_ago = publisher, age
+        main.rating, main.collected_on = facts.get("rating"), facts.get("collected_on")
+        page.add(main)
+    if rel_at is not None:
+        _related(page, lines[rel_at + 1 :])
+
+
+def _byline(page: Page, line: Line) -> tuple[str | None, str | None]:
+    publisher, _, age = line.text.rpartition("··")
+    return page.field(publisher, "line 1") or None, page.field(age, "line 1") or None
+
+
+def _is_kv(line: Line) -> bool:
+    return line.text.lstrip().startswith("- ")
+
+
+def _kv(page: Page, lines: list[Line]) -> dict[str, str]:
+    items = [ln for ln in lines if _is_kv(ln)]
+    for ln in lines:
+        if not _is_kv(ln):
+            page.reject(
+                ln.start,
+                f"line {ln.number}",
+                "UNEXPECTED_LINE",
+                "a line inside the key/value block that is not '- ...'",
+                ln.text,
+            )
+    if len(items) % 2:
+        page.warn("BAD_KV", f"line {items[-1].number}", "a key without a value")
+    facts: dict[str, str] = {}
+    for key_ln, val_ln in zip(items[::2], items[1::2], strict=False):
+        key = page.field(key_ln.text.lstrip()[2:], f"line {key_ln.number}")
+        value = page.field(val_ln.text.lstrip()[2:], f"line {val_ln.number}")
+        name = _KEYS.get(key)
+        if name is None:
+            page.warn("UNKNOWN_KEY", f"line {key_ln.number}", f"{key!r} = {value!r} not used")
+        elif name in facts:
+            page.warn("BAD_KV", f"line {key_ln.number}", f"{key!r} given twice; first kept")
+        elif name == "collected_on" and not _valid_date(value):
+            page.warn("BAD_DATE", f"line {val_ln.number}", f"{value!r} is not a YYYY-MM-DD date")
+        else:
+            facts[name] = value
+    return facts
+
+
+def _valid_date(s: str) -> bool:
+    if not _DATE.match(s):
+        return False
+    try:
+        dt.date.fromisoformat(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _entry(page: Page, lines: list[Line], ordinal: int, role: str, anchor: Line) -> Listing | None:
+    """One resource from 2 lines (title, summary) or 3 (title, original title, summary)."""
+    where = "item" if role == "main" else f"related {ordinal}"
+    first = lines[0] if lines else anchor
+    raw = "\n".join(ln.text for ln in lines)
+    if len(lines) not in (2, 3) or not is_summary_line(lines[-1].text):
+        reason = "TRUNCATED_ITEM" if len(lines) < 2 else "ITEM_MALFORMED"
+        page.reject(
+            first.start,
+            where,
+            reason,
+            f"expected title, [original title,] summary; got {len(lines)} line(s)",
+            raw,
+        )
+        return None
+    problem = page.bad_raw(raw)
+    if problem is not None:
+        page.reject(first.start, where, problem[0], problem[1], raw)
+        return None
+    loc = f"{where} (line {first.number})"
+    return Listing(
+        prov=page.prov(first.start, where),
+        ordinal=ordinal,
+        title_zh=page.field(lines[0].text, loc) or None,
+        title_original=page.field(lines[1].text, loc) or None if len(lines) == 3 else None,
+        original_is_chinese=len(lines) == 2,
+        summary_zh=page.field(lines[-1].text, loc),
+        role=role,
+    )
+
+
+def _related(page: Page, lines: list[Line]) -> None:
+    """Split the related reading into entries: each ends at its summary line (an entry's
+    first line is always its title, however much it reads like prose)."""
+    ordinal = 0
+    chunk: list[Line] = []
+    for ln in lines:
+        chunk.append(ln)
+        if (len(chunk) >= 2 and is_summary_line(ln.text)) or len(chunk) == 3:
+            _add_related(page, chunk, ordinal + 1)
+            ordinal += 1
+            chunk = []
+        if ordinal >= MAX_LISTINGS:
+            break
+    if chunk:
+        _add_related(page, chunk, ordinal + 1)
+
+
+def _add_related(page: Page, chunk: list[Line], ordinal: int) -> None:
+    entry = _entry(page, chunk, ordinal, "related", chunk[0])
+    if entry is not None:
+        page.result.related_of_main.append(len(page.result.listings))
+        page.add(entry)

@@ -1,0 +1,141 @@
+"""Topic list (plain text): description line, stats line, then title / summary line pairs.
+
+Pairs are read by what each line is, not by position alone: a line that reads like a
+Chinese summary is a summary. So a missing title line leaves its summary without a title
+(an *orphan*, joined later by its summary or rejected) instead of shifting every later
+title onto the wrong listing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..models import Listing, TopicStats
+from ..normalize import clean, han_ratio, match_key
+from .base import LEVELS, MAX_LINE_CHARS, MAX_LISTINGS, Line, Page, split_lines
+
+STATS = re.compile(r"^\s*([0-9]{1,9})\s*条精选(.*)$")
+_LEVEL_COUNT = re.compile(r"^(\S+)\s+([0-9]{1,9})$")
+_SENTENCE_END = ("。", "！", "？", "…", "”", "）")
+
+
+def is_summary_line(s: str) -> bool:
+    """Does this line read like a Chinese summary (rather than a title)?
+
+    >>> is_summary_line("MPS in PyTorch 2.15")
+    False
+    >>> is_summary_line("博客文章，介绍 TorchTPU 这一原生 PyTorch 后端，使 TPU 成为普通设备。")
+    True
+    """
+    s = s.strip()
+    return han_ratio(s) >= 0.3 and (len(s) >= 40 or s.endswith(_SENTENCE_END))
+
+
+def parse_topic_list(page: Page) -> None:
+    lines = [ln for ln in split_lines(page.text) if ln.text.strip()]
+    desc_line, stats_line = lines[0], lines[1]
+    description = page.field(desc_line.text, "line 1")
+    page.result.stats = _stats(page, description, stats_line)
+    body = _check_lengths(page, lines[2:])
+    i = 0
+    ordinal = 0
+    while i < len(body) and ordinal < MAX_LISTINGS:
+        line = body[i]
+        if is_summary_line(line.text):
+            _listing(page, None, line, ordinal, orphan=True)
+            ordinal += 1
+            i += 1
+        elif i + 1 >= len(body):
+            page.reject(
+                line.start,
+                f"line {line.number}",
+                "TRUNCATED_ITEM",
+                "a title line with no summary after it at the end of the file",
+                line.text,
+            )
+            i += 1
+        elif not is_summary_line(body[i + 1].text) and is_summary_line(_peek(body, i + 2)):
+            page.reject(
+                line.start,
+                f"line {line.number}",
+                "PAIRING_ERROR",
+                "a title line followed by another title line; no summary",
+                line.text,
+            )
+            i += 1
+        else:
+            _listing(page, line, body[i + 1], ordinal, orphan=False)
+            ordinal += 1
+            i += 2
+    if i < len(body):
+        ln = body[i]
+        page.reject(
+            ln.start,
+            f"line {ln.number}",
+            "TOO_MANY_ITEMS",
+            f"more than {MAX_LISTINGS} listings; the rest is not read",
+            ln.text,
+        )
+
+
+def _peek(body: list[Line], i: int) -> str:
+    return body[i].text if i < len(body) else ""
+
+
+def _check_lengths(page: Page, lines: list[Line]) -> list[Line]:
+    kept = []
+    for ln in lines:
+        if len(ln.text) > MAX_LINE_CHARS:
+            page.reject(
+                ln.start,
+                f"line {ln.number}",
+                "LINE_TOO_LONG",
+                f"{len(ln.text)} characters, over the cap of {MAX_LINE_CHARS}",
+                ln.text,
+            )
+        else:
+            kept.append(ln)
+    return kept
+
+
+def _stats(page: Page, description: str, line: Line) -> TopicStats:
+    m = STATS.match(clean(line.text))
+    assert m is not None  # detection guarantees the stats line
+    levels: dict[str, int] = {}
+    notes: list[str] = []
+    for part in (p.strip() for p in m.group(2).split("·")):
+        lm = _LEVEL_COUNT.match(part)
+        if lm is not None and lm.group(1) in LEVELS:
+            levels[LEVELS[lm.group(1)]] = int(lm.group(2))
+        elif part:
+            notes.append(part)
+    return TopicStats(
+        description=description,
+        description_key=match_key(description),
+        declared_count=int(m.group(1)),
+        declared_levels=levels,
+        order_note=" · ".join(notes) or None,
+    )
+
+
+def _listing(page: Page, title: Line | None, summary: Line, ordinal: int, *, orphan: bool) -> None:
+    first = title or summary
+    where = f"line {first.number}"
+    raw = (title.text + "\n" if title else "") + summary.text
+    problem = page.bad_raw(raw)
+    if problem is not None:
+        page.reject(first.start, where, problem[0], problem[1], raw)
+        return
+    if orphan:
+        page.warn("TITLE_MISSING", where, "summary line without its title line")
+    stats = page.result.stats
+    page.add(
+        Listing(
+            prov=page.prov(first.start, where),
+            ordinal=ordinal,
+            summary_zh=page.field(summary.text, f"line {summary.number}"),
+            title_original=page.field(title.text, where) or None if title else None,
+            topic_key=stats.description_key if stats else None,
+            role="orphan" if orphan else "listing",
+        )
+    )

@@ -1,0 +1,318 @@
+"""Topic page (markdown, flattened onto one line or not): header, listings, footer.
+
+A listing is ``N. [title](url)（kind · level）：summary``. The scanner is linear: candidate
+starts come from one simple regex, each is checked by a bounded hand-written scanner that
+honours backslash escapes and nested brackets, and a summary runs to the next accepted
+start. A candidate inside a summary (``见 6. [x]``) is accepted only when the full grammar
+matches and the numbering says it is the next listing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..models import Listing, TopicHeader
+from ..normalize import clean, match_key, md_unescape
+from ..urls import check_url
+from .base import KINDS, LEVELS, MAX_LISTINGS, Page
+
+_CANDIDATE = re.compile(r"(?<!\S)([0-9]{1,6})\. \[", re.ASCII)
+_SECTION = re.compile(r"(?<!\S)##(?!\S)")
+_FOOTER = re.compile(r"(?<!\S)---(?!\S)")
+_META_SEP = re.compile(r"\s*[·・•]\s*")
+_HEADER_MARK = re.compile(r"(?<!\S)-\s*(所属|网站)\s*[：:]\s*")
+_LINK = re.compile(r"\[((?:\\.|[^\]\\]){0,2000})\]\(([^()\s]{0,2000})\)")
+_SITE = re.compile(r"来源\s*[：:]\s*(.+?)\s*[（(]\s*(\S+?)\s*[）)]\s*$")
+_SLUG_BAD = re.compile(r"[^a-z0-9-]+")
+
+_MAX_TITLE = 2000
+_MAX_URL = 2000
+_MAX_META = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """A parsed listing head: where it starts and ends, and its parts."""
+
+    number: int
+    start: int
+    end: int
+    title: str
+    url: str
+    meta: str
+
+
+def parse_topic_page(page: Page) -> None:
+    text = page.text
+    body_start = _header_end(text)
+    page.result.header = _parse_header(page, text[:body_start])
+    heads = _accepted_heads(page, text, body_start)
+    footer = _find_footer(text, heads[-1].end if heads else body_start)
+    if footer is None:
+        page.warn("FOOTER_MISSING", "file", "no '---' footer: the page may be truncated")
+    else:
+        _parse_footer(page, text[footer:])
+    end_of_listings = footer if footer is not None else len(text)
+    for i, head in enumerate(heads[:MAX_LISTINGS]):
+        stop = heads[i + 1].start if i + 1 < len(heads) else end_of_listings
+        truncated = footer is None and i == len(heads) - 1
+        _emit(page, head, text[head.end : stop], i, truncated)
+    if len(heads) > MAX_LISTINGS:
+        h = heads[MAX_LISTINGS]
+        page.reject(
+            h.start,
+            f"listing {h.number}",
+            "TOO_MANY_ITEMS",
+            f"more than {MAX_LISTINGS} listings; the rest of the page is not read",
+            text[h.start : h.start + 200],
+        )
+
+
+# --------------------------------------------------------------------------- header/footer
+
+
+def _header_end(text: str) -> int:
+    m = _SECTION.search(text)
+    if m is not None:
+        nl = text.find("\n", m.end())
+        first = _CANDIDATE.search(text, m.end())
+        if first is not None and (nl == -1 or first.start() < nl):
+            return first.start()
+        return nl if nl != -1 else m.end()
+    first = _CANDIDATE.search(text)
+    return first.start() if first is not None else len(text)
+
+
+def _parse_header(page: Page, raw: str) -> TopicHeader:
+    sec = _SECTION.search(raw)
+    raw = raw[: sec.start()] if sec is not None else raw
+    raw = raw.lstrip("\ufeff \t\r\n")
+    raw = raw[1:] if raw.startswith("#") else raw
+    parts = _HEADER_MARK.split(raw)
+    title_desc = parts[0]
+    fields = {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+    category = _link_text(page, fields.get("所属"))
+    url, topic_url = _header_url(page, fields.get("网站"))
+    name, desc, keys = _split_name(page, title_desc)
+    return TopicHeader(
+        slug=_slug(page, topic_url),
+        name=name,
+        description=desc,
+        description_keys=keys,
+        category=category,
+        url=url,
+        site_name=None,
+        site_url=None,
+        notice=None,
+    )
+
+
+def _link_text(page: Page, raw: str | None) -> str | None:
+    if raw is None:
+        return None
+    m = _LINK.search(raw)
+    text = m.group(1) if m is not None else raw
+    return page.field(text, "header", markdown=True) or None
+
+
+def _header_url(page: Page, raw: str | None) -> tuple[str | None, str | None]:
+    """The topic's URL (checked) and the raw URL text the slug comes from."""
+    if raw is None:
+        return None, None
+    m = _LINK.search(raw)
+    candidates = [md_unescape(m.group(2)), md_unescape(m.group(1))] if m else [raw.strip()]
+    for c in candidates:
+        url, _ = check_url(c)
+        if url is not None:
+            return url, url
+    text = clean(candidates[-1])
+    return page.url(text, "header"), text
+
+
+def _split_name(page: Page, raw: str) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """Split '# NAME DESCRIPTION'. A line break decides; on one line the first space does,
+    and every later space is kept as a candidate for the join with a topic-list."""
+    raw = raw.strip()
+    if "\n" in raw or "\r" in raw:
+        first, _, rest = raw.replace("\r", "\n").partition("\n")
+        name = page.field(first, "header", markdown=True)
+        desc = page.field(rest, "header", markdown=True)
+        return name or None, desc or None, (match_key(desc),) if desc else ()
+    text = page.field(raw, "header", markdown=True)
+    if " " not in text:
+        return text or None, None, ()
+    name, _, desc = text.partition(" ")
+    spaces = [i for i, ch in enumerate(text) if ch == " "]
+    keys = tuple(match_key(text[i + 1 :]) for i in spaces[:32])
+    return name, desc, keys
+
+
+def _slug(page: Page, url: str | None) -> str:
+    if url:
+        seg = url.rstrip("/").rsplit("/", 1)[-1].split("?")[0].split("#")[0].lower()
+        slug = _SLUG_BAD.sub("-", seg).strip("-")[:80].strip("-")
+        if slug:
+            return slug
+    page.warn("SLUG_MISSING", "header", "no usable topic URL; slug derived from the header")
+    return ""
+
+
+def _find_footer(text: str, after: int) -> int | None:
+    last = None
+    for m in _FOOTER.finditer(text, after):
+        last = m.start()
+    return last
+
+
+def _parse_footer(page: Page, raw: str) -> None:
+    body = clean(raw[3:])
+    header = page.result.header
+    if header is None:
+        return
+    m = _SITE.search(body)
+    if m is not None:
+        header.site_name = m.group(1)
+        header.site_url = page.url(m.group(2), "footer")
+        body = body[: body.find("来源")].strip()
+    header.notice = body or None
+
+
+# --------------------------------------------------------------------------- listings
+
+
+def _accepted_heads(page: Page, text: str, start: int) -> list[Head]:
+    """Candidate heads that pass the grammar, filtered by the numbering (see module doc)."""
+    valid = [h for m in _CANDIDATE.finditer(text, start) if (h := _scan_head(text, m)) is not None]
+    accepted: list[Head] = []
+    last = 0
+    for i, head in enumerate(valid):
+        if head.number != last + 1 and accepted:
+            nxt = valid[i + 1] if i + 1 < len(valid) else None
+            if nxt is not None and nxt.number == last + 1:
+                page.warn(
+                    "AMBIGUOUS_BOUNDARY",
+                    f"listing {last}",
+                    f"'{head.number}. [' inside a summary kept as text",
+                )
+                continue
+            page.warn("NUMBERING", f"listing {head.number}", f"follows listing {last}")
+        accepted.append(head)
+        last = head.number
+    if accepted and accepted[0].number != 1:
+        page.warn("NUMBERING", f"listing {accepted[0].number}", "numbering does not start at 1")
+    return accepted
+
+
+def _scan_head(text: str, m: re.Match[str]) -> Head | None:
+    """Check the full head grammar at a candidate; bounded work per candidate."""
+    i = m.end() - 1  # at '['
+    close = _match_bracket(text, i, "[", "]", _MAX_TITLE)
+    if close is None or text[close + 1 : close + 2] != "(":
+        return None
+    url_end = _match_bracket(text, close + 1, "(", ")", _MAX_URL)
+    if url_end is None:
+        return None
+    j = _skip_spaces(text, url_end + 1)
+    if text[j : j + 1] not in ("（", "("):
+        return None
+    meta_end = _find_any(text, j + 1, "）)", _MAX_META)
+    if meta_end is None:
+        return None
+    k = _skip_spaces(text, meta_end + 1)
+    if text[k : k + 1] not in ("：", ":"):
+        return None
+    return Head(
+        int(m.group(1)),
+        m.start(1),
+        k + 1,
+        text[i + 1 : close],
+        text[close + 2 : url_end],
+        text[j + 1 : meta_end],
+    )
+
+
+def _match_bracket(text: str, i: int, open_: str, close: str, limit: int) -> int | None:
+    depth = 0
+    end = min(len(text), i + limit)
+    while i < end:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "\n":
+            return None
+        if ch == open_:
+            depth += 1
+        elif ch == close:
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def _find_any(text: str, i: int, chars: str, limit: int) -> int | None:
+    for j in range(i, min(len(text), i + limit)):
+        if text[j] in chars:
+            return j
+        if text[j] == "\n":
+            return None
+    return None
+
+
+def _skip_spaces(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t":
+        i += 1
+    return i
+
+
+def _emit(page: Page, head: Head, raw_summary: str, ordinal: int, truncated: bool) -> None:
+    where = f"listing {head.number}"
+    raw_all = page.text[head.start : head.end] + raw_summary
+    if truncated:
+        page.reject(
+            head.start,
+            where,
+            "TRUNCATED_ITEM",
+            "last listing of a page without its footer: it may be cut short",
+            raw_all,
+        )
+        return
+    problem = page.bad_raw(raw_all)
+    summary = page.field(raw_summary, where, markdown=True) if problem is None else ""
+    if problem is None and not summary:
+        problem = ("MISSING_FIELD", "the listing has no summary")
+    if problem is not None:
+        page.reject(head.start, where, problem[0], problem[1], raw_all)
+        return
+    title = page.field(head.title, where, markdown=True)
+    if not title:
+        page.warn("TITLE_EMPTY", where)
+    kind, level = _meta(page, head.meta, where)
+    page.add(
+        Listing(
+            prov=page.prov(head.start, where),
+            ordinal=ordinal,
+            summary_zh=summary,
+            title_zh=title or None,
+            url=page.url(md_unescape(head.url), where),
+            kind_label=kind,
+            level_label=level,
+            rank=head.number,
+            topic_key=page.result.header.slug if page.result.header else None,
+        )
+    )
+
+
+def _meta(page: Page, raw: str, where: str) -> tuple[str | None, str | None]:
+    parts = [p for p in _META_SEP.split(clean(raw)) if p]
+    if len(parts) != 2:
+        page.warn("BAD_META", where, f"expected '类型 · 级别', got {raw!r}")
+    kind = parts[0] if parts else None
+    level = parts[1] if len(parts) > 1 else None
+    if kind is not None and kind not in KINDS:
+        page.warn("UNKNOWN_KIND", where, f"{kind!r} is not a known kind; kind 'other'")
+    if level is not None and level not in LEVELS:
+        page.warn("UNKNOWN_LEVEL", where, f"{level!r} is not a known level")
+    return kind, level

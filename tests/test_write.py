@@ -1,0 +1,331 @@
+"""Tests for ingest.write: atomic publish, fault injection, crash safety and the output lock."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ingest import write
+from ingest.errors import OutputLocked, PublishError
+from ingest.write import OutputLock, atomic_write_bytes, publish
+
+CHILD = Path(__file__).with_name("_write_child.py")
+SRC = Path(write.__file__).resolve().parents[1]
+PRE_SWAP_POINTS = write.FAULT_POINTS[:-1]
+
+OLD = {
+    ".keep": b"keep me\n",
+    "items.jsonl": b'{"id": 1, "v": "old"}\n',
+    "stale.txt": b"only in the old set",
+    "report.json": b'{"run": "old"}',
+}
+NEW = {
+    "items.jsonl": b'{"id": 1, "v": "new"}\n{"id": 2, "v": "new"}\n',
+    "rejects.jsonl": b'{"line": 7}\n',
+    "report.json": b'{"run": "new"}',
+}
+NEW_WITH_KEEP = {**NEW, ".keep": OLD[".keep"]}
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    """name -> bytes of everything in ``folder``; fails on anything that is not a plain file."""
+    entries = list(folder.iterdir())
+    assert all(p.is_file() and not p.is_symlink() for p in entries), entries
+    return {p.name: p.read_bytes() for p in entries}
+
+
+def leftovers(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if ".staging-" in p.name or ".old-" in p.name)
+
+
+def make_old(tmp_path: Path) -> Path:
+    out = tmp_path / "out"
+    out.mkdir()
+    for name, data in OLD.items():
+        (out / name).write_bytes(data)
+    return out
+
+
+def write_src(folder: Path, files: dict[str, bytes]) -> Path:
+    folder.mkdir()
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    return folder
+
+
+def child_env(fault: str | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != write.FAULT_ENV}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    if fault is not None:
+        env[write.FAULT_ENV] = fault
+    return env
+
+
+def run_child(*args: str, fault: str | None = None) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, str(CHILD), *args]
+    return subprocess.run(cmd, env=child_env(fault), capture_output=True, text=True, timeout=30)
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+# --- normal operation -------------------------------------------------------------------------
+
+
+def test_publish_creates_missing_out_dir(tmp_path: Path) -> None:
+    out = tmp_path / "deep" / "out"
+    publish(out, NEW)
+    assert snapshot(out) == NEW
+    assert leftovers(out.parent) == []
+
+
+def test_publish_replaces_old_set_and_keeps_keep_file(tmp_path: Path) -> None:
+    out = make_old(tmp_path)
+    (out / ".gitkeep").write_bytes(b"")
+    publish(out, NEW)
+    assert snapshot(out) == {**NEW_WITH_KEEP, ".gitkeep": b""}
+    assert not (out / "stale.txt").exists()
+    assert leftovers(tmp_path) == []
+
+
+def test_publish_exact_bytes_and_mode_preserved(tmp_path: Path) -> None:
+    out = make_old(tmp_path)
+    out.chmod(0o750)
+    files = {"blob.bin": bytes(range(256)) * 4099, "empty": b"", "report.json": b"\x00\xff"}
+    publish(out, files)
+    assert snapshot(out) == {**files, ".keep": OLD[".keep"]}
+    assert out.stat().st_mode & 0o777 == 0o750
+
+
+def test_publish_writes_manifest_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    order: list[str] = []
+    real = write._write_file
+
+    def spy(path: Path, data: bytes, mode: int = 0o666) -> None:
+        order.append(path.name)
+        real(path, data, mode)
+
+    monkeypatch.setattr(write, "_write_file", spy)
+    publish(make_old(tmp_path), {"report.json": b"{}", "a": b"1", "b": b"2"})
+    assert order[-1] == "report.json" and sorted(order) == [".keep", "a", "b", "report.json"]
+
+
+def test_publish_rejects_non_plain_names(tmp_path: Path) -> None:
+    for bad in ("", ".", "..", "sub/file"):
+        with pytest.raises(ValueError):
+            publish(tmp_path / "out", {bad: b"x"})
+    assert not (tmp_path / "out").exists()
+
+
+def test_out_dir_is_a_file(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.write_bytes(b"not a folder")
+    with pytest.raises(PublishError, match="not a directory") as info:
+        publish(out, NEW)
+    assert str(out) in str(info.value)
+    assert out.read_bytes() == b"not a folder"
+    assert leftovers(tmp_path) == []
+
+
+def test_renameat2_exchange_swaps(tmp_path: Path) -> None:
+    a, b = write_src(tmp_path / "a", {"x": b"1"}), write_src(tmp_path / "b", {"y": b"2"})
+    assert write._exchange(a, b) is True
+    assert snapshot(a) == {"y": b"2"} and snapshot(b) == {"x": b"1"}
+
+
+def test_fallback_without_renameat2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(write, "_RENAMEAT2", None)
+    out = make_old(tmp_path)
+    publish(out, NEW)
+    assert snapshot(out) == NEW_WITH_KEEP
+    assert leftovers(tmp_path) == []
+
+
+def test_interrupted_fallback_is_rolled_back(tmp_path: Path) -> None:
+    # A crash between the fallback's two renames: out/ missing, old set in .out.old-<pid>.
+    pid = dead_pid()
+    old_dir = make_old(tmp_path).rename(tmp_path / f".out.old-{pid}")
+    write_src(tmp_path / f".out.staging-{pid}", NEW)
+    publish(tmp_path / "out", {"report.json": b"{}"})
+    assert snapshot(tmp_path / "out") == {"report.json": b"{}", ".keep": OLD[".keep"]}
+    assert not old_dir.exists() and leftovers(tmp_path) == []
+
+
+def test_stale_dirs_of_live_pids_only_removed_under_lock(tmp_path: Path) -> None:
+    out = make_old(tmp_path)
+    alive = tmp_path / f".out.staging-{os.getppid()}"
+    dead = tmp_path / f".out.staging-{dead_pid()}"
+    for folder in (alive, dead):
+        write_src(folder, {"junk": b"partial"})
+    publish(out, NEW)
+    assert leftovers(tmp_path) == [alive.name]
+    with OutputLock(out):
+        publish(out, NEW)
+    assert leftovers(tmp_path) == []
+    assert snapshot(out) == NEW_WITH_KEEP
+
+
+def test_atomic_write_bytes(tmp_path: Path) -> None:
+    target = tmp_path / "schema.json"
+    atomic_write_bytes(target, b"one")
+    atomic_write_bytes(target, b"two")
+    assert target.read_bytes() == b"two"
+    assert [p.name for p in tmp_path.iterdir()] == ["schema.json"]
+    with pytest.raises(PublishError, match="missing"):
+        atomic_write_bytes(tmp_path / "missing" / "x.json", b"{}")
+
+
+# --- injected errors --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("action,code", [("enospc", errno.ENOSPC), ("eio", errno.EIO)])
+@pytest.mark.parametrize("point", PRE_SWAP_POINTS)
+def test_injected_error_before_swap_leaves_old_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, point: str, action: str, code: int
+) -> None:
+    out = make_old(tmp_path)
+    monkeypatch.setenv(write.FAULT_ENV, f"{point}:{action}")
+    with pytest.raises(PublishError) as info:
+        publish(out, NEW)
+    message = str(info.value)
+    assert str(out) in message and os.strerror(code) in message and "\n" not in message
+    assert isinstance(info.value.__cause__, OSError) and info.value.__cause__.errno == code
+    assert snapshot(out) == OLD
+    assert leftovers(tmp_path) == []
+
+
+def test_injected_error_after_publish_is_cleaned_next_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = make_old(tmp_path)
+    monkeypatch.setenv(write.FAULT_ENV, "after_publish:eio")
+    publish(out, NEW)  # removing the old contents is best effort
+    assert snapshot(out) == NEW_WITH_KEEP
+    assert leftovers(tmp_path) == [f".out.staging-{os.getpid()}"]
+    monkeypatch.delenv(write.FAULT_ENV)
+    publish(out, NEW)
+    assert leftovers(tmp_path) == []
+
+
+def test_unknown_fault_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = make_old(tmp_path)
+    monkeypatch.setenv(write.FAULT_ENV, "after_fsync:explode")
+    publish(out, NEW)
+    assert snapshot(out) == NEW_WITH_KEEP
+
+
+def test_real_write_error_efbig(tmp_path: Path) -> None:
+    out = make_old(tmp_path)
+    src = write_src(tmp_path / "src", {"big.jsonl": b"x" * 100_000, "report.json": b"{}"})
+    result = run_child("publish", str(src), str(out), "50000")
+    assert result.returncode == 3, result.stderr
+    assert str(out) in result.stderr and os.strerror(errno.EFBIG) in result.stderr
+    assert snapshot(out) == OLD
+    assert leftovers(tmp_path) == []
+
+
+# --- crashes ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["replace", "create"])
+@pytest.mark.parametrize("point", write.FAULT_POINTS)
+def test_kill_at_fault_point(tmp_path: Path, point: str, fresh: bool) -> None:
+    out = tmp_path / "out" if fresh else make_old(tmp_path)
+    before = None if fresh else OLD
+    src = write_src(tmp_path / "src", NEW)
+    result = run_child("publish", str(src), str(out), fault=f"{point}:kill")
+    assert result.returncode == 137, result.stderr
+    after = snapshot(out) if out.exists() else None
+    expected_new = NEW if fresh else NEW_WITH_KEEP
+    if point == "after_publish":
+        assert after == expected_new
+    else:
+        assert after == before
+    publish(out, {"report.json": b"{}"})
+    assert snapshot(out) == ({} if fresh else {".keep": OLD[".keep"]}) | {"report.json": b"{}"}
+    assert leftovers(tmp_path) == []
+
+
+def test_sigkill_at_random_moments(tmp_path: Path) -> None:
+    rng = random.Random(20261129)
+    old = {f"part{i}.jsonl": rng.randbytes(1 << 18) for i in range(12)} | {"report.json": b"o"}
+    new = {f"part{i}.jsonl": rng.randbytes(1 << 18) for i in range(8, 20)} | {"report.json": b"n"}
+    src = write_src(tmp_path / "src", new)
+    out = tmp_path / "out"
+    start = time.perf_counter()
+    publish(out, old)
+    budget = max(time.perf_counter() - start, 0.002) * 1.5
+    killed = 0
+    for _ in range(20):
+        publish(out, old)
+        proc = subprocess.Popen(
+            [sys.executable, str(CHILD), "publish", str(src), str(out)],
+            env=child_env(),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        time.sleep(rng.uniform(0, budget))
+        proc.send_signal(signal.SIGKILL)
+        rc = proc.wait(timeout=30)
+        proc.stdout.close()
+        assert rc in (0, -signal.SIGKILL)
+        killed += rc == -signal.SIGKILL
+        assert snapshot(out) in (old, new)
+    assert killed > 0
+    publish(out, old)
+    assert snapshot(out) == old and leftovers(tmp_path) == []
+
+
+# --- lock -------------------------------------------------------------------------------------
+
+
+def test_lock_held_by_other_process_then_released_by_sigkill(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    holder = subprocess.Popen(
+        [sys.executable, str(CHILD), "lock", str(out)],
+        env=child_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        with pytest.raises(OutputLocked) as info, OutputLock(out):
+            pass
+        message = str(info.value)
+        assert f"pid {holder.pid}, started " in message and f"'{out}'" in message
+        assert "\n" not in message
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+        for stream in (holder.stdin, holder.stdout):
+            if stream is not None:
+                stream.close()
+    with OutputLock(out) as lock:
+        assert lock.path == tmp_path / ".out.lock"
+        assert json.loads(lock.path.read_text())["pid"] == os.getpid()
+    assert not out.exists()  # the lock lives next to out_dir, not inside it
+
+
+def test_lock_is_exclusive_within_a_process_and_reusable(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with OutputLock(out):
+        with pytest.raises(OutputLocked, match=f"pid {os.getpid()}"), OutputLock(out):
+            pass
+        publish(out, NEW)
+    with OutputLock(out):
+        pass
+    assert snapshot(out) == NEW
