@@ -24,7 +24,7 @@ from .normalize import match_key
 #: Confirmed near-duplicate: rapidfuzz ratio (0-100) of the two summary keys.
 NEAR_DUP_RATIO = 88.0
 #: Candidate generation: Jaccard threshold of the LSH index over character 3-grams.
-LSH_THRESHOLD = 0.5
+LSH_THRESHOLD = 0.3
 NUM_PERM = 64
 
 

@@ -15,7 +15,11 @@ from collections.abc import Callable
 # ASCII punctuation that CommonMark lets a backslash escape.
 _MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 # Tags: an opening '<' then a letter, '/', '!' or '?', up to the next '>' (no nesting, linear).
-_TAG = re.compile(r"<[A-Za-z/!?][^<>]{0,2000}>")
+_TAG = re.compile(r"<(?=[A-Za-z/!?])[/!?]?([A-Za-z][A-Za-z0-9]{0,20})?[^<>]{0,2000}>")
+_BLOCK_TAGS = frozenset(
+    "address article aside blockquote br dd div dl dt figcaption figure footer h1 h2 h3 h4 h5 "
+    "h6 header hr li main nav ol p pre section table td th tr ul".split()
+)
 _SCRIPT_STYLE = re.compile(
     r"<(script|style)\b[^>]{0,2000}>.{0,100000}?</\1\s*>", re.IGNORECASE | re.DOTALL
 )
@@ -47,18 +51,21 @@ def strip_markup(s: str) -> tuple[str, bool]:
 
     Returns the text and whether anything was removed or decoded.
 
-    >>> strip_markup("a <b>bold</b> &amp; <script>x()</script>c")
-    ('a bold & c', True)
+    >>> strip_markup("a <b>粗</b>体 &amp; <script>x()</script>c<br>d, 1 < 2 > 0")
+    ('a 粗体 &  c d, 1 < 2 > 0', True)
     """
     if "<" not in s and "&" not in s:
         return s, False
-    out = _SCRIPT_STYLE.sub(" ", s)
-    out = _TAG.sub(" ", out)
+    out = _strip_tags(s)
     if _ENTITY.search(out):
-        out = html.unescape(out)
         # Entities that decode to markup (&lt;script&gt;) must not become live tags.
-        out = _TAG.sub(" ", _SCRIPT_STYLE.sub(" ", out))
+        out = _strip_tags(html.unescape(out))
     return out, out != s
+
+
+def _strip_tags(s: str) -> str:
+    s = _SCRIPT_STYLE.sub(" ", s)
+    return _TAG.sub(lambda m: " " if (m.group(1) or "").lower() in _BLOCK_TAGS else "", s)
 
 
 def remove_controls(s: str) -> tuple[str, bool]:

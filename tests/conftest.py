@@ -1,0 +1,100 @@
+"""Shared helpers: the seed pages, variants of them, and running the real command line."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ingest.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = ROOT / "seeds"
+TOPIC_PAGE = SEEDS / "000_323494b48c0530e6.txt"
+TOPIC_LIST = SEEDS / "001_71f134887f74a7d3.txt"
+ITEM_PAGE = SEEDS / "004_580ca6da1b58938c.txt"
+
+
+def seed_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def multiline_topic_page(text: str) -> str:
+    """The flattened seed topic page with its line breaks put back."""
+    text = text.replace("# 模型服务与算力 学习", "# 模型服务与算力\n学习", 1)
+    text = text.replace(" - 所属：", "\n- 所属：").replace(" - 网站：", "\n- 网站：")
+    text = text.replace(" ## 推荐学习顺序 ", "\n\n## 推荐学习顺序\n\n")
+    text = re.sub(r" (?=[0-9]+\. \[)", "\n", text)
+    text = text.replace(" --- ", "\n\n---\n").replace(" 来源：", "\n来源：")
+    return text + "\n"
+
+
+class Out:
+    """A finished run's output folder, parsed."""
+
+    def __init__(self, folder: Path, code: int) -> None:
+        self.folder = folder
+        self.code = code
+
+    def lines(self, name: str) -> list[dict[str, Any]]:
+        text = (self.folder / name).read_text(encoding="utf-8")
+        return [json.loads(x) for x in text.splitlines()]
+
+    @property
+    def items(self) -> list[dict[str, Any]]:
+        return self.lines("items.jsonl")
+
+    @property
+    def topics(self) -> list[dict[str, Any]]:
+        return self.lines("topics.jsonl")
+
+    @property
+    def rejects(self) -> list[dict[str, Any]]:
+        return self.lines("rejects.jsonl")
+
+    @property
+    def report(self) -> dict[str, Any]:
+        doc: dict[str, Any] = json.loads((self.folder / "report.json").read_text("utf-8"))
+        return doc
+
+    def by_title(self, title_zh: str) -> dict[str, Any]:
+        [item] = [i for i in self.items if i["title_zh"] == title_zh]
+        return item
+
+    def bytes_of(self, name: str) -> bytes:
+        return (self.folder / name).read_bytes()
+
+
+@pytest.fixture
+def ingest(tmp_path: Path) -> Any:
+    """Run ``ingest run`` in-process through the CLI entry point; returns an :class:`Out`."""
+    counter = iter(range(1000))
+
+    def _run(*paths: Path | str, args: tuple[str, ...] = ()) -> Out:
+        out = tmp_path / f"out{next(counter)}"
+        code = main(["run", *map(str, paths), "--out", str(out), "--quiet", *args])
+        return Out(out, code)
+
+    return _run
+
+
+def write_files(folder: Path, files: dict[str, str | bytes]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        p = folder / name
+        if isinstance(data, str):
+            p.write_text(data, encoding="utf-8")
+        else:
+            p.write_bytes(data)
+    return folder
+
+
+def run_subprocess(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The installed command line in a fresh process, as a user would run it."""
+    return subprocess.run([sys.executable, "-m", "ingest", *args], cwd=cwd or ROOT,
+                          capture_output=True, text=True, timeout=120, check=False)

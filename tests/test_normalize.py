@@ -1,0 +1,49 @@
+"""Normalization: small pure functions, idempotent, and safe on any text."""
+
+from __future__ import annotations
+
+import doctest
+import unicodedata
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ingest import langid, normalize, urls
+from ingest.normalize import clean, match_key, md_unescape
+
+TEXT = st.lists(st.sampled_from(
+    list("\\_[]()#+*`&;<>/ aZ09，（）：。·\u3000\u200b\u200d\u202e\ufeff\x07\n\t❤️中文")
+    + ["&amp;", "&lt;b&gt;", "<b>", "</i>", "\ufe0f"]), max_size=40).map("".join)
+
+
+@pytest.mark.parametrize("module", [normalize, urls, langid])
+def test_doctests(module: object) -> None:
+    result = doctest.testmod(module)  # type: ignore[arg-type]
+    assert result.attempted > 0 and result.failed == 0
+
+
+@given(TEXT, st.booleans())
+def test_clean_is_idempotent_and_safe(s: str, markdown: bool) -> None:
+    once = clean(s, markdown=False)
+    assert clean(once) == once
+    out = clean(s, markdown=markdown)
+    assert out == out.strip() and "  " not in out
+    assert unicodedata.is_normalized("NFC", out)
+    assert not any(ch in out for ch in "\x07\u200b\u202e\ufeff\n\t\r")
+    assert "<b>" not in out and "</i>" not in out
+
+
+def test_escaped_and_plain_text_are_the_same_text() -> None:
+    assert clean(r"torch\_xla 与 C\+\+ \[P\]", markdown=True) == clean("torch_xla 与 C++ [P]")
+    assert md_unescape(r"a\\_b") == r"a\_b"  # unescaped exactly once
+
+
+def test_emoji_sequences_survive() -> None:
+    assert clean("Hugging Face ❤️ TorchTPU") == "Hugging Face ❤️ TorchTPU"
+    assert clean("👩\u200d💻 开发") == "👩\u200d💻 开发"
+
+
+def test_match_key_ignores_width_case_and_punctuation() -> None:
+    assert match_key("ＡＩ 五层蛋糕（测试）") == match_key("ai五层蛋糕(测试)")
+    assert match_key("甲乙") != match_key("甲丙")

@@ -1,0 +1,111 @@
+"""Topic page: flattened, with line breaks, CRLF, BOM; escapes, brackets, numbering."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from conftest import TOPIC_PAGE, multiline_topic_page, seed_text, write_files
+
+HEADER = ("# 测试主题 测试用的主题描述。 - 所属：[测试分类]() - 网站：[https://oplearnx.com/topics/"
+          "test-topic]() ## 推荐学习顺序 ")
+FOOTER = " --- 中文标题与摘要由模型根据原文生成，以原文为准。 来源：LearnMap · 学径（https://oplearnx.com）"
+
+
+def page(*listings: str) -> str:
+    return HEADER + " ".join(listings) + FOOTER
+
+
+def listing(n: int, title: str, summary: str, meta: str = "博客 · 入门", url: str = "") -> str:
+    return f"{n}. [{title}]({url})（{meta}）：{summary}"
+
+
+S1 = "第一篇文章的摘要，介绍一个用于测试的资源，内容足够长以便被识别为摘要文本。"
+S2 = "第二篇文章的摘要，讲述另一个完全不同的主题，包括若干细节与结论，供读者参考。"
+S3 = "第三篇文章的摘要，说明分布式训练中的通信开销以及如何用流水线并行来降低它。"
+
+
+def _records(out: Any) -> list[tuple[Any, ...]]:
+    return [(i["id"], i["title_zh"], i["summary_zh"], i["kind"], i["topics"]) for i in out.items]
+
+
+def test_line_breaks_crlf_and_bom_give_the_same_records(ingest: Any, tmp_path: Path) -> None:
+    flat = seed_text(TOPIC_PAGE)
+    multi = multiline_topic_page(flat)
+    assert multi.count("\n") > 44
+    variants = {
+        "flat.txt": flat,
+        "multi.txt": multi,
+        "crlf.txt": multi.replace("\n", "\r\n").encode(),
+        "bom.txt": b"\xef\xbb\xbf" + flat.encode(),
+        "utf16.txt": multi.encode("utf-16"),
+        "gb.txt": multi.replace("❤️", "").encode("gb18030"),
+    }
+    outs = {}
+    for name, data in variants.items():
+        outs[name] = ingest(write_files(tmp_path / name.split(".")[0], {name: data}))
+    base = _records(outs["flat.txt"])
+    assert len(base) == 44
+    for name in ("multi.txt", "crlf.txt", "bom.txt", "utf16.txt"):
+        assert _records(outs[name]) == base, name
+        assert outs[name].topics == [
+            {**outs["flat.txt"].topics[0], "sources": outs[name].topics[0]["sources"]}]
+    gb = outs["gb.txt"]
+    assert gb.report["files"][0]["encoding"] == "gb18030"
+    assert len(gb.items) == 44 and not gb.rejects
+    encodings = {n: o.report["files"][0]["encoding"] for n, o in outs.items()}
+    assert encodings == {"flat.txt": "utf-8", "multi.txt": "utf-8", "crlf.txt": "utf-8",
+                         "bom.txt": "utf-8-sig", "utf16.txt": "utf-16-le", "gb.txt": "gb18030"}
+    for o in outs.values():
+        assert all("\r" not in i["summary_zh"] and "\ufeff" not in i["summary_zh"]
+                   for i in o.items)
+
+
+def test_summary_containing_a_listing_like_text_is_not_cut(ingest: Any, tmp_path: Path) -> None:
+    tricky = "该文参见 6. [x] 一节，以及 7. [附录](http://e.x)（博客 · 入门）：里的说明，摘要到此为止。"
+    text = page(listing(1, "甲", S1), listing(2, "乙", tricky), listing(3, "丙", S3))
+    out = ingest(write_files(tmp_path / "in", {"p.txt": text}))
+    assert [i["topics"][0]["rank"] for i in sorted(out.items, key=lambda i: i["topics"][0]["rank"])
+            ] == [1, 2, 3]
+    assert out.by_title("乙")["summary_zh"] == tricky
+    warnings = out.report["files"][0]["warnings"]
+    assert any("AMBIGUOUS_BOUNDARY" in w for w in warnings)
+
+
+def test_numbering_gaps_are_warnings(ingest: Any, tmp_path: Path) -> None:
+    text = page(listing(1, "甲", S1), listing(2, "乙", S2), listing(5, "丙", S3))
+    out = ingest(write_files(tmp_path / "in", {"p.txt": text}), args=("--strict",))
+    assert out.code == 0 and not out.rejects
+    assert out.by_title("丙")["topics"][0]["rank"] == 5
+    assert any("NUMBERING" in w and "listing 5" in w for w in out.report["files"][0]["warnings"])
+
+
+def test_escapes_urls_and_meta(ingest: Any, tmp_path: Path) -> None:
+    text = page(
+        listing(1, r"C\+\+ 与 torch\_xla \[P\]", S1, url="https://example.com/a_(b)"),
+        listing(2, "[[嵌套]] 标题", S2, meta="播客 · 进阶", url="javascript:alert(1)"),
+        listing(3, "丙", S3, meta="奇怪 · 专家", url="/relative"),
+    )
+    out = ingest(write_files(tmp_path / "in", {"p.txt": text}))
+    a = out.by_title("C++ 与 torch_xla [P]")
+    assert (a["url"], a["kind"], a["topics"][0]["level"]) == (
+        "https://example.com/a_(b)", "blog", "beginner")
+    b = out.by_title("[[嵌套]] 标题")
+    assert (b["url"], b["kind"], b["kind_label"]) == (None, "podcast", "播客")
+    c = out.by_title("丙")
+    assert (c["kind"], c["kind_label"], c["url"]) == ("other", "奇怪", None)
+    assert c["topics"][0] == {"slug": "test-topic", "rank": 3, "level": None,
+                              "level_label": "专家"}
+    warnings = " ".join(out.report["files"][0]["warnings"])
+    for code in ("URL_UNSAFE", "URL_RELATIVE", "UNKNOWN_KIND", "UNKNOWN_LEVEL"):
+        assert code in warnings
+
+
+def test_missing_footer_rejects_only_the_last_listing(ingest: Any, tmp_path: Path) -> None:
+    text = HEADER + " ".join([listing(1, "甲", S1), listing(2, "乙", S2)])
+    out = ingest(write_files(tmp_path / "in", {"p.txt": text}))
+    assert [i["title_zh"] for i in out.items] == ["甲"]
+    [rej] = out.rejects
+    assert (rej["reason"], rej["locator"]) == ("TRUNCATED_ITEM", "listing 2")
+    assert rej["byte_offset"] == text.encode().index("2. [乙]".encode())
+    assert out.report["files"][0]["status"] == "partial"
