@@ -96,5 +96,11 @@ def write_files(folder: Path, files: dict[str, str | bytes]) -> Path:
 
 def run_subprocess(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """The installed command line in a fresh process, as a user would run it."""
-    return subprocess.run([sys.executable, "-m", "ingest", *args], cwd=cwd or ROOT,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "ingest", *args],
+        cwd=cwd or ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )

@@ -26,8 +26,16 @@ def normalized_report(raw: bytes) -> bytes:
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
-        cmd = [sys.executable, "-m", "ingest", "run", str(ROOT / "seeds"), "--out", str(out),
-               "--quiet"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "ingest",
+            "run",
+            str(ROOT / "seeds"),
+            "--out",
+            str(out),
+            "--quiet",
+        ]
         subprocess.run(cmd, check=True)
         GOLDEN.mkdir(exist_ok=True)
         for name in ("items.jsonl", "topics.jsonl", "rejects.jsonl"):

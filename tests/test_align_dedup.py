@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import TOPIC_LIST, TOPIC_PAGE, seed_text, write_files
 from test_topic_page import FOOTER, S1, S2, S3, listing
 
@@ -20,8 +21,12 @@ def test_missing_title_line_shifts_nothing(ingest: Any, tmp_path: Path, missing:
     lines = seed_text(TOPIC_LIST).split("\n")
     title_line = 2 + 2 * missing
     dropped = lines.pop(title_line)
-    out = ingest(write_files(tmp_path / "in", {
-        TOPIC_PAGE.name: TOPIC_PAGE.read_bytes(), TOPIC_LIST.name: "\n".join(lines)}))
+    out = ingest(
+        write_files(
+            tmp_path / "in",
+            {TOPIC_PAGE.name: TOPIC_PAGE.read_bytes(), TOPIC_LIST.name: "\n".join(lines)},
+        )
+    )
     expected = _titles(full)
     got = _titles(out)
     summary = lines[title_line]
@@ -44,8 +49,10 @@ def test_orphan_summary_that_joins_nothing_is_rejected(ingest: Any, tmp_path: Pa
 
 
 def _page(slug: str, *listings: str) -> str:
-    return (f"# 主题{slug} 主题{slug}的描述。 - 所属：[分类]() - 网站：[https://oplearnx.com/topics/"
-            f"{slug}]() ## 推荐学习顺序 " + " ".join(listings) + FOOTER)
+    return (
+        f"# 主题{slug} 主题{slug}的描述。 - 所属：[分类]() - 网站：[https://oplearnx.com/topics/"
+        f"{slug}]() ## 推荐学习顺序 " + " ".join(listings) + FOOTER
+    )
 
 
 def test_one_resource_on_two_topic_pages(ingest: Any, tmp_path: Path) -> None:
@@ -88,8 +95,9 @@ def test_near_duplicates_on_one_page_are_two_resources(ingest: Any, tmp_path: Pa
     assert len(out.items) == 2
 
 
-def test_different_original_titles_block_a_near_duplicate_merge(ingest: Any,
-                                                                tmp_path: Path) -> None:
+def test_different_original_titles_block_a_near_duplicate_merge(
+    ingest: Any, tmp_path: Path
+) -> None:
     s1b = S1.replace("介绍一个用于测试的资源", "介绍了一个供测试使用的资源")
     desc = "主题alpha的描述。"
     lst = f"{desc}\n2 条精选 · 入门 2\nFirst Title\n{S1}\nA Different Title\n{s1b}\n"

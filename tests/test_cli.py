@@ -8,27 +8,33 @@ from pathlib import Path
 from typing import Any
 
 from conftest import ITEM_PAGE, ROOT, SEEDS, TOPIC_PAGE, run_subprocess, write_files
-
 from ingest.output import schemas
 
 PROSE = "这是一段普通的文字，不是任何一种页面。\nIt is just prose, a note somebody saved.\n"
 
 
 def test_bad_files_end_in_rejects_and_the_accounting_holds(ingest: Any, tmp_path: Path) -> None:
-    folder = write_files(tmp_path / "in", {
-        "empty.txt": b"",
-        "blank.txt": " \n\u3000\n",
-        "image.txt": b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4,
-        "seed.gz": gzip.compress(TOPIC_PAGE.read_bytes()),
-        "prose.txt": PROSE,
-        "page.txt": TOPIC_PAGE.read_bytes(),
-    })
+    folder = write_files(
+        tmp_path / "in",
+        {
+            "empty.txt": b"",
+            "blank.txt": " \n\u3000\n",
+            "image.txt": b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4,
+            "seed.gz": gzip.compress(TOPIC_PAGE.read_bytes()),
+            "prose.txt": PROSE,
+            "page.txt": TOPIC_PAGE.read_bytes(),
+        },
+    )
     out = ingest(folder)
     assert out.code == 0
     reasons = {r["file"]: r["reason"] for r in out.rejects}
-    assert reasons == {"empty.txt": "EMPTY_INPUT", "blank.txt": "EMPTY_INPUT",
-                       "image.txt": "BINARY_CONTENT", "seed.gz": "BINARY_CONTENT",
-                       "prose.txt": "UNKNOWN_FORMAT"}
+    assert reasons == {
+        "empty.txt": "EMPTY_INPUT",
+        "blank.txt": "EMPTY_INPUT",
+        "image.txt": "BINARY_CONTENT",
+        "seed.gz": "BINARY_CONTENT",
+        "prose.txt": "UNKNOWN_FORMAT",
+    }
     assert all(r["message"] and r["locator"] == "file" for r in out.rejects)
     status = {f["file"]: f["status"] for f in out.report["files"]}
     assert status["page.txt"] == "ok" and status["prose.txt"] == "rejected"

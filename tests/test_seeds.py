@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ITEM_PAGE, SEEDS, TOPIC_LIST, TOPIC_PAGE, Out, run_subprocess
 
+from conftest import ITEM_PAGE, SEEDS, TOPIC_LIST, TOPIC_PAGE, Out, run_subprocess
 from regen_golden import normalized_report
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -27,7 +27,12 @@ def full(tmp_path_factory: pytest.TempPathFactory) -> Out:
 
 def test_counts(full: Out) -> None:
     totals = full.report["totals"]
-    assert (totals["files"], totals["listings"], totals["items"], totals["topics"]) == (3, 70, 47, 1)
+    assert (totals["files"], totals["listings"], totals["items"], totals["topics"]) == (
+        3,
+        70,
+        47,
+        1,
+    )
     assert totals["listings_merged"] + totals["listings_rejected"] == totals["listings"]
     assert totals["rejects"] == 0 and full.rejects == []
     assert len(full.items) == 47
@@ -37,7 +42,10 @@ def test_topic(full: Out) -> None:
     [topic] = full.topics
     assert topic["slug"] == "model-serving-compute"
     assert topic["name"] == "模型服务与算力"
-    assert topic["description"] == "学习模型服务框架、并行计算与底层优化，适合维护训练和推理基础设施的人员。"
+    assert (
+        topic["description"]
+        == "学习模型服务框架、并行计算与底层优化，适合维护训练和推理基础设施的人员。"
+    )
     assert topic["category"] == "部署与推理优化"
     assert topic["url"] == "https://oplearnx.com/topics/model-serving-compute"
     assert topic["site"] == {"name": "LearnMap · 学径", "url": "https://oplearnx.com"}
@@ -59,8 +67,9 @@ def test_ranks_follow_topic_order(full: Out) -> None:
     assert first["title_original"] == (
         "GTC Berlin 2026: Live Updates From NVIDIA CEO Jensen Huang’s Keynote"
     )
-    assert first["topics"] == [{"slug": "model-serving-compute", "rank": 1,
-                                "level": "beginner", "level_label": "入门"}]
+    assert first["topics"] == [
+        {"slug": "model-serving-compute", "rank": 1, "level": "beginner", "level_label": "入门"}
+    ]
     assert (first["kind"], first["kind_label"]) == ("blog", "博客")
 
 
@@ -80,8 +89,7 @@ def test_item_page_item(full: Out) -> None:
     assert (item["rating"], item["collected_on"]) == ("值得看", "2026-10-28")
     assert len(item["related"]) == 6
     by_id = {i["id"]: i for i in full.items}
-    ranks = [by_id[r]["topics"][0]["rank"] if by_id[r]["topics"] else None
-             for r in item["related"]]
+    ranks = [by_id[r]["topics"][0]["rank"] if by_id[r]["topics"] else None for r in item["related"]]
     assert ranks == [39, None, 37, None, 40, None]  # page order
     only_related = [by_id[r] for r in item["related"] if not by_id[r]["topics"]]
     assert [i["title_original"] for i in only_related] == [
@@ -99,15 +107,15 @@ def test_escapes_and_brackets(full: Out) -> None:
     tpu = full.by_title("Hugging Face ❤️ TorchTPU：原生支持 TPU")
     assert "torch_xla" in tpu["summary_zh"] and "\\" not in tpu["summary_zh"]
     assert len([s for s in tpu["sources"]]) == 2  # topic page + topic list joined
-    p17 = [i for i in full.items if i["topics"] and i["topics"][0]["rank"] == 17][0]
+    p17 = next(i for i in full.items if i["topics"] and i["topics"][0]["rank"] == 17)
     assert p17["title_zh"].endswith("profiler 计数器权限 [P]")
-    p31 = [i for i in full.items if i["topics"] and i["topics"][0]["rank"] == 31][0]
+    p31 = next(i for i in full.items if i["topics"] and i["topics"][0]["rank"] == 31)
     assert p31["title_zh"].startswith("Deepity：一个手工调优的 C++/CUDA 预测编码库")
     assert all("\\" not in i["summary_zh"] for i in full.items)
 
 
 def test_footer_not_in_last_summary(full: Out) -> None:
-    last = [i for i in full.items if i["topics"] and i["topics"][0]["rank"] == 44][0]
+    last = next(i for i in full.items if i["topics"] and i["topics"][0]["rank"] == 44)
     assert last["summary_zh"].endswith("数据并行示例以及程序优化等主题。")
     assert "来源" not in last["summary_zh"] and "---" not in last["summary_zh"]
 
@@ -130,11 +138,13 @@ def test_validate_passes(full: Out) -> None:
     assert "valid" in proc.stdout
 
 
-@pytest.mark.parametrize("subset", [
-    s for n in (1, 2) for s in itertools.combinations((TOPIC_PAGE, TOPIC_LIST, ITEM_PAGE), n)
-])
-def test_ids_stable_on_every_subset(full: Out, ingest: Any, tmp_path: Path,
-                                    subset: tuple[Path, ...]) -> None:
+@pytest.mark.parametrize(
+    "subset",
+    [s for n in (1, 2) for s in itertools.combinations((TOPIC_PAGE, TOPIC_LIST, ITEM_PAGE), n)],
+)
+def test_ids_stable_on_every_subset(
+    full: Out, ingest: Any, tmp_path: Path, subset: tuple[Path, ...]
+) -> None:
     full_ids = {_identity(i): i["id"] for i in full.items}
     folder = tmp_path / "in"
     folder.mkdir()

@@ -7,8 +7,10 @@ from typing import Any
 
 from conftest import TOPIC_PAGE, multiline_topic_page, seed_text, write_files
 
-HEADER = ("# 测试主题 测试用的主题描述。 - 所属：[测试分类]() - 网站：[https://oplearnx.com/topics/"
-          "test-topic]() ## 推荐学习顺序 ")
+HEADER = (
+    "# 测试主题 测试用的主题描述。 - 所属：[测试分类]() - 网站：[https://oplearnx.com/topics/"
+    "test-topic]() ## 推荐学习顺序 "
+)
 FOOTER = " --- 中文标题与摘要由模型根据原文生成，以原文为准。 来源：LearnMap · 学径（https://oplearnx.com）"
 
 
@@ -49,24 +51,33 @@ def test_line_breaks_crlf_and_bom_give_the_same_records(ingest: Any, tmp_path: P
     for name in ("multi.txt", "crlf.txt", "bom.txt", "utf16.txt"):
         assert _records(outs[name]) == base, name
         assert outs[name].topics == [
-            {**outs["flat.txt"].topics[0], "sources": outs[name].topics[0]["sources"]}]
+            {**outs["flat.txt"].topics[0], "sources": outs[name].topics[0]["sources"]}
+        ]
     gb = outs["gb.txt"]
     assert gb.report["files"][0]["encoding"] == "gb18030"
     assert len(gb.items) == 44 and not gb.rejects
     encodings = {n: o.report["files"][0]["encoding"] for n, o in outs.items()}
-    assert encodings == {"flat.txt": "utf-8", "multi.txt": "utf-8", "crlf.txt": "utf-8",
-                         "bom.txt": "utf-8-sig", "utf16.txt": "utf-16-le", "gb.txt": "gb18030"}
+    assert encodings == {
+        "flat.txt": "utf-8",
+        "multi.txt": "utf-8",
+        "crlf.txt": "utf-8",
+        "bom.txt": "utf-8-sig",
+        "utf16.txt": "utf-16-le",
+        "gb.txt": "gb18030",
+    }
     for o in outs.values():
-        assert all("\r" not in i["summary_zh"] and "\ufeff" not in i["summary_zh"]
-                   for i in o.items)
+        assert all("\r" not in i["summary_zh"] and "\ufeff" not in i["summary_zh"] for i in o.items)
 
 
 def test_summary_containing_a_listing_like_text_is_not_cut(ingest: Any, tmp_path: Path) -> None:
-    tricky = "该文参见 6. [x] 一节，以及 7. [附录](http://e.x)（博客 · 入门）：里的说明，摘要到此为止。"
+    tricky = (
+        "该文参见 6. [x] 一节，以及 7. [附录](http://e.x)（博客 · 入门）：里的说明，摘要到此为止。"
+    )
     text = page(listing(1, "甲", S1), listing(2, "乙", tricky), listing(3, "丙", S3))
     out = ingest(write_files(tmp_path / "in", {"p.txt": text}))
-    assert [i["topics"][0]["rank"] for i in sorted(out.items, key=lambda i: i["topics"][0]["rank"])
-            ] == [1, 2, 3]
+    assert [
+        i["topics"][0]["rank"] for i in sorted(out.items, key=lambda i: i["topics"][0]["rank"])
+    ] == [1, 2, 3]
     assert out.by_title("乙")["summary_zh"] == tricky
     warnings = out.report["files"][0]["warnings"]
     assert any("AMBIGUOUS_BOUNDARY" in w for w in warnings)
@@ -89,13 +100,15 @@ def test_escapes_urls_and_meta(ingest: Any, tmp_path: Path) -> None:
     out = ingest(write_files(tmp_path / "in", {"p.txt": text}))
     a = out.by_title("C++ 与 torch_xla [P]")
     assert (a["url"], a["kind"], a["topics"][0]["level"]) == (
-        "https://example.com/a_(b)", "blog", "beginner")
+        "https://example.com/a_(b)",
+        "blog",
+        "beginner",
+    )
     b = out.by_title("[[嵌套]] 标题")
     assert (b["url"], b["kind"], b["kind_label"]) == (None, "podcast", "播客")
     c = out.by_title("丙")
     assert (c["kind"], c["kind_label"], c["url"]) == ("other", "奇怪", None)
-    assert c["topics"][0] == {"slug": "test-topic", "rank": 3, "level": None,
-                              "level_label": "专家"}
+    assert c["topics"][0] == {"slug": "test-topic", "rank": 3, "level": None, "level_label": "专家"}
     warnings = " ".join(out.report["files"][0]["warnings"])
     for code in ("URL_UNSAFE", "URL_RELATIVE", "UNKNOWN_KIND", "UNKNOWN_LEVEL"):
         assert code in warnings

@@ -7,8 +7,8 @@ reason. :func:`build` checks that accounting before anything is written.
 from __future__ import annotations
 
 import time
-from typing import Literal
 from dataclasses import dataclass, field
+from typing import Literal
 
 from . import SCHEMA_VERSION, __version__
 from .align import align_by_order
