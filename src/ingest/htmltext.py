@@ -32,7 +32,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
-from bs4 import BeautifulSoup, NavigableString, Tag
+from bs4 import BeautifulSoup
+from bs4.element import NavigableString, Tag
 from selectolax.lexbor import LexborHTMLParser
 
 __all__ = [
@@ -59,7 +60,7 @@ class HtmlText:
 # --------------------------------------------------------------------------- sniffing
 
 _SNIFF_CHARS: Final = 1024
-_LEADING_JUNK: Final = re.compile(r"(?:\s+|<!--.*?-->|<\?xml[^>]*>)+", re.S)
+_LEADING_JUNK: Final = re.compile(r"(?:\s|<!--.*?-->|<\?xml[^>]*>)+", re.S)
 _DOCUMENT_START: Final = re.compile(r"<(?:!doctype\s+html|html|head|body)(?=[\s>/]|\Z)", re.I)
 _ANY_TAG: Final = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?/?>")
 _MIN_TAGS_FOR_MARKUP: Final = 3
@@ -92,7 +93,7 @@ def _markup_dominates(sample: str) -> bool:
 # --------------------------------------------------------------------------- entry point
 
 _LEXBOR_MAX_DEPTH: Final = 2000
-_TAG_LIKE: Final = re.compile(r"<[A-Za-z/!?][^\s<>]{0,30}")
+_TAG_LIKE: Final = re.compile(r"<[A-Za-z/!?][^\s<>]{0,30}>?")
 
 
 def html_to_text(html: str) -> HtmlText:
@@ -112,14 +113,24 @@ def html_to_text(html: str) -> HtmlText:
             if text:
                 return _result(text, PARSER_SELECTOLAX, warnings)
             warnings.append("selectolax found no visible text; used beautifulsoup")
+            return _soup_result(html, warnings, trust_markup_like=False)
     return _soup_result(html, warnings)
 
 
-def _soup_result(html: str, warnings: list[str]) -> HtmlText:
+def _soup_result(html: str, warnings: list[str], *, trust_markup_like: bool = True) -> HtmlText:
+    """Render with BeautifulSoup; ``trust_markup_like=False`` drops text that looks like tags.
+
+    When lexbor (a conforming HTML5 parser) found nothing visible, tag-like text from
+    ``html.parser`` is markup it failed to parse (an unterminated comment or attribute
+    value makes it emit the rest of the document as text), not content.
+    """
     try:
         text = _render(_walk(_soup_roots(html), _soup_visit))
     except Exception as exc:  # a page neither parser can read yields no text, not a crash
         warnings.append(f"beautifulsoup failed ({type(exc).__name__}: {exc})")
+        text = ""
+    if text and not trust_markup_like and _TAG_LIKE.search(text):
+        warnings.append("beautifulsoup returned unparsed markup as text; dropped it")
         text = ""
     if not text:
         warnings.append("no visible text in the HTML")
@@ -189,7 +200,27 @@ _TAG_SCAN: Final = re.compile(
 
 
 def _nests_deeper_than(html: str, limit: int) -> bool:
-    """Estimate from the tags alone whether elements nest more than ``limit`` deep."""
+    """Estimate from the tags alone whether elements nest more than ``limit`` deep.
+
+    A heuristic (no tree is built): it keeps lexbor away from documents that would take
+    it quadratic time, and lets every ordinary page through at the cost of a quick count.
+    """
+    return _open_tags_bound(html) > limit and _scanned_depth_exceeds(html, limit)
+
+
+def _open_tags_bound(html: str, chunk: int = 4096) -> int:
+    """Most tags open at any chunk boundary, plus that chunk's start tags: cheap, loose."""
+    bound = balance = 0
+    for offset in range(0, len(html), chunk):
+        piece = html[offset : offset + chunk]
+        ends = piece.count("</")
+        starts = piece.count("<") - ends
+        bound = max(bound, balance + starts)
+        balance = max(0, balance + starts - ends)
+    return bound
+
+
+def _scanned_depth_exceeds(html: str, limit: int) -> bool:
     depth = 0
     open_count: dict[str, int] = {}
     for match in _TAG_SCAN.finditer(html):
@@ -511,7 +542,7 @@ class _Renderer:
             return
         lead = " " if raw[:1] in _HTML_SPACE else ""
         trail = " " if raw[-1:] in _HTML_SPACE else ""
-        self._put(f"{lead}[{_MD_SPECIAL.sub(r'\\\1', label)}]({link.href}){trail}")
+        self._put(f"{lead}[{_md_escape(label)}]({link.href}){trail}")
 
     def _put(self, data: str) -> None:
         if self._link is not None:
@@ -528,6 +559,10 @@ class _Renderer:
         if line.strip():
             self._lines.append(self._prefix + line)
             self._prefix = ""
+
+
+def _md_escape(label: str) -> str:
+    return _MD_SPECIAL.sub(r"\\\1", label)
 
 
 def _int_attr(attrs: _Attrs, name: str, default: int) -> int:
