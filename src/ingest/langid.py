@@ -8,7 +8,7 @@ Korean; only text in Latin script reaches langdetect, once per distinct text.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from .normalize import has_han, has_latin
 
@@ -16,6 +16,7 @@ _KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff]")
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")
 
 
+@lru_cache(maxsize=1 << 16)  # pure: each distinct title is judged once per process
 def language_of(text: str | None) -> str | None:
     """ISO 639-1 code of ``text`` or None when it cannot be told.
 

@@ -11,7 +11,8 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .models import PRECEDENCE, Conflict, ConflictValue, Format, Listing
+from .dedup import Edge, Unit, settle
+from .models import PRECEDENCE, Conflict, ConflictValue, Format, Listing, PageReject
 from .normalize import has_han, match_key
 from .parse.base import KINDS, LEVELS
 
@@ -39,6 +40,59 @@ def cluster_key(members: list[Listing]) -> str:
 
 
 @dataclass(slots=True)
+class Component:
+    """What one component resolves to: items, rejected orphans, and what joined them."""
+
+    items: list[Resolved] = field(default_factory=list)
+    rejects: list[PageReject] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    near_merges: int = 0
+    order_joins: int = 0
+
+
+def resolve_component(units: list[Unit], edges: list[Edge]) -> Component:
+    """Settle one component's units into clusters, then each cluster into an item."""
+    settled = settle(units, edges)
+    out = Component(near_merges=settled.near_merges, order_joins=settled.order_joins)
+    for cluster in settled.clusters:
+        members = [x for u in cluster for x in u.listings]
+        if all(x.role == "orphan" for x in members):
+            out.rejects.extend(_orphan(x) for x in members)
+            continue
+        out.warnings.extend(_duplicates(cluster))
+        r = resolve(item_id(cluster_key(members)), members)
+        out.items.append(r)
+    return out
+
+
+def _orphan(x: Listing) -> PageReject:
+    """A title-less topic-list summary that joined nothing would invent an item."""
+    return PageReject(
+        x.prov,
+        "PAIRING_ERROR",
+        "summary line without its title line, matching no listing on any other page",
+        x.summary_zh[:200],
+        True,
+    )
+
+
+def _duplicates(cluster: list[Unit]) -> list[str]:
+    out = []
+    for u in cluster:
+        seen: dict[tuple[str, str], Listing] = {}
+        for x in sorted(u.listings, key=lambda x: x.lid):
+            page = (x.prov.sha256, x.prov.format)
+            if page in seen:
+                out.append(
+                    f"{x.prov.file}: {x.prov.locator}: DUPLICATE_ITEM: same resource as "
+                    f"{seen[page].prov.locator}; merged"
+                )
+            else:
+                seen[page] = x
+    return out
+
+
+@dataclass(slots=True)
 class Resolved:
     """Fields of one item before the output model is built."""
 
@@ -46,6 +100,7 @@ class Resolved:
     fields: dict[str, str | None]
     members: list[Listing]
     topics: list[dict[str, object]]
+    related: list[tuple[str, int]] = field(default_factory=list)  # lids, page order
     conflicts: list[Conflict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -64,6 +119,9 @@ def resolve(item: str, members: list[Listing]) -> Resolved:
     for name in ("publisher", "published_ago", "rating", "collected_on"):
         pick(name, lambda x, n=name: getattr(x, n))  # type: ignore[misc]
     r.topics = _topics(item, ordered, r.conflicts)
+    mains = [x for x in ordered if x.role == "main"]
+    if mains:
+        r.related = [(mains[0].prov.file, i) for i in mains[0].related_idx]
     _check_chinese(r)
     return r
 

@@ -62,8 +62,13 @@ class Listing:
     published_ago: str | None = None
     rating: str | None = None
     collected_on: str | None = None
-    role: str = "listing"  # "listing" | "main" | "related"
-    warnings: list[str] = field(default_factory=list)
+    role: str = "listing"  # "listing" | "main" | "related" | "orphan"
+    index: int = -1  # position in its page's listings; (file, index) identifies it
+    related_idx: list[int] = field(default_factory=list)  # item-page main: its related reading
+
+    @property
+    def lid(self) -> tuple[str, int]:
+        return (self.prov.file, self.index)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +123,6 @@ class PageResult:
     warnings: list[str] = field(default_factory=list)
     header: TopicHeader | None = None
     stats: TopicStats | None = None
-    related_of_main: list[int] = field(default_factory=list)  # listing indexes, page order
 
     @property
     def listings_read(self) -> int:

@@ -107,4 +107,5 @@ class Page:
         return None
 
     def add(self, listing: Listing) -> None:
+        listing.index = len(self.result.listings)
         self.result.listings.append(listing)

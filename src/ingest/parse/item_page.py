@@ -43,6 +43,8 @@ def parse_item_page(page: Page) -> None:
         page.add(main)
     if rel_at is not None:
         _related(page, lines[rel_at + 1 :])
+        if main is not None:
+            main.related_idx = [x.index for x in page.result.listings if x.role == "related"]
 
 
 def _byline(page: Page, line: Line) -> tuple[str | None, str | None]:
@@ -144,5 +146,4 @@ def _related(page: Page, lines: list[Line]) -> None:
 def _add_related(page: Page, chunk: list[Line], ordinal: int) -> None:
     entry = _entry(page, chunk, ordinal, "related", chunk[0])
     if entry is not None:
-        page.result.related_of_main.append(len(page.result.listings))
         page.add(entry)
