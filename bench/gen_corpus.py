@@ -64,7 +64,7 @@ MULTILINE_SHARE = 0.20
 SUMMARY_MIN, SUMMARY_MAX = 140, 400
 # Rough bytes of dumps per topic (topic page + its share of topic lists and item pages);
 # only used to size the resource pool, the stop rule measures what was really written.
-EST_UNIT_BYTES = 42_000
+EST_UNIT_BYTES = 35_500
 
 # Markdown escapes the site applies to titles and summaries on topic pages.
 _MD_ESCAPE = str.maketrans({c: "\\" + c for c in "_+[]()#"})
@@ -73,182 +73,198 @@ _MD_ESCAPE = str.maketrans({c: "\\" + c for c in "_+[]()#"})
 # Vocabulary (drawn from the seed pages: their nouns, verbs, clause shapes and names).
 # --------------------------------------------------------------------------------------
 
+
+def _words(text: str) -> tuple[str, ...]:
+    """Items separated by ``|`` (or by white space when there is no ``|``)."""
+    parts = text.split("|") if "|" in text else text.split()
+    return tuple(p.strip() for p in parts if p.strip())
+
+
+def _pairs(text: str) -> tuple[tuple[str, str], ...]:
+    """One ``Chinese || English`` pair per line."""
+    out = []
+    for line in text.strip().splitlines():
+        zh, en = line.split("||")
+        out.append((zh.strip(), en.strip()))
+    return tuple(out)
+
+
 # (Chinese, English) technical noun phrases.
-NOUNS: tuple[tuple[str, str], ...] = (
-    ("推理性能", "inference performance"),
-    ("显存占用", "memory footprint"),
-    ("张量并行", "tensor parallelism"),
-    ("流水线并行", "pipeline parallelism"),
-    ("连续批处理", "continuous batching"),
-    ("投机解码", "speculative decoding"),
-    ("KV 缓存", "KV cache"),
-    ("注意力内核", "attention kernels"),
-    ("优化器状态", "optimizer state"),
-    ("混合精度量化", "mixed-precision quantization"),
-    ("分布式训练", "distributed training"),
-    ("模型服务", "model serving"),
-    ("算力调度", "compute scheduling"),
-    ("GPU 共享", "GPU sharing"),
-    ("性能剖析", "profiling"),
-    ("预训练", "pretraining"),
-    ("强化学习", "reinforcement learning"),
-    ("增量权重同步", "delta weight sync"),
-    ("长上下文", "long context"),
-    ("解码吞吐", "decode throughput"),
-    ("首 token 延迟", "time to first token"),
-    ("数据加载", "data loading"),
-    ("检查点保存", "checkpointing"),
-    ("集群调度", "cluster scheduling"),
-    ("内存带宽", "memory bandwidth"),
-    ("稀疏注意力", "sparse attention"),
-    ("专家并行", "expert parallelism"),
-    ("容错训练", "fault-tolerant training"),
-    ("按位确定性", "bitwise determinism"),
-    ("文件 I/O", "file I/O"),
-    ("算子融合", "operator fusion"),
-    ("编译优化", "compiler optimization"),
-    ("低精度训练", "low-precision training"),
-    ("推理引擎", "inference engines"),
-    ("多卡推理", "multi-GPU inference"),
-    ("本地部署", "local deployment"),
-    ("向量检索", "vector search"),
-    ("评测方法", "evaluation methods"),
-    ("智能体编排", "agent orchestration"),
-    ("提示缓存", "prompt caching"),
-    ("机密计算", "confidential computing"),
-    ("前缀缓存", "prefix caching"),
-    ("分片策略", "sharding strategies"),
-    ("通信重叠", "communication overlap"),
-    ("梯度累积", "gradient accumulation"),
-    ("激活重计算", "activation recomputation"),
-    ("权重量化", "weight quantization"),
-    ("模型蒸馏", "model distillation"),
-    ("批量推理", "batch inference"),
-    ("请求路由", "request routing"),
-    ("弹性伸缩", "autoscaling"),
-    ("冷启动", "cold starts"),
-    ("存储平台", "storage platforms"),
-    ("多租户隔离", "multi-tenant isolation"),
-    ("调度延迟", "scheduling latency"),
-    ("内核调优", "kernel tuning"),
-    ("算力利用率", "compute utilization"),
-    ("微调流程", "fine-tuning workflows"),
-    ("推理成本", "inference cost"),
-    ("缩放定律", "scaling laws"),
+NOUNS = _pairs(
+    """
+    推理性能 || inference performance
+    显存占用 || memory footprint
+    张量并行 || tensor parallelism
+    流水线并行 || pipeline parallelism
+    连续批处理 || continuous batching
+    投机解码 || speculative decoding
+    KV 缓存 || KV cache
+    注意力内核 || attention kernels
+    优化器状态 || optimizer state
+    混合精度量化 || mixed-precision quantization
+    分布式训练 || distributed training
+    模型服务 || model serving
+    算力调度 || compute scheduling
+    GPU 共享 || GPU sharing
+    性能剖析 || profiling
+    预训练 || pretraining
+    强化学习 || reinforcement learning
+    增量权重同步 || delta weight sync
+    长上下文 || long context
+    解码吞吐 || decode throughput
+    首 token 延迟 || time to first token
+    数据加载 || data loading
+    检查点保存 || checkpointing
+    集群调度 || cluster scheduling
+    内存带宽 || memory bandwidth
+    稀疏注意力 || sparse attention
+    专家并行 || expert parallelism
+    容错训练 || fault-tolerant training
+    按位确定性 || bitwise determinism
+    文件 I/O || file I/O
+    算子融合 || operator fusion
+    编译优化 || compiler optimization
+    低精度训练 || low-precision training
+    推理引擎 || inference engines
+    多卡推理 || multi-GPU inference
+    本地部署 || local deployment
+    向量检索 || vector search
+    评测方法 || evaluation methods
+    智能体编排 || agent orchestration
+    提示缓存 || prompt caching
+    机密计算 || confidential computing
+    前缀缓存 || prefix caching
+    分片策略 || sharding strategies
+    通信重叠 || communication overlap
+    梯度累积 || gradient accumulation
+    激活重计算 || activation recomputation
+    权重量化 || weight quantization
+    模型蒸馏 || model distillation
+    批量推理 || batch inference
+    请求路由 || request routing
+    弹性伸缩 || autoscaling
+    冷启动 || cold starts
+    存储平台 || storage platforms
+    多租户隔离 || multi-tenant isolation
+    调度延迟 || scheduling latency
+    内核调优 || kernel tuning
+    算力利用率 || compute utilization
+    微调流程 || fine-tuning workflows
+    推理成本 || inference cost
+    缩放定律 || scaling laws
+    """
 )
 
 # Chinese-only nouns (no spaces) for topic names and descriptions.
-TOPIC_NOUNS = (
-    "模型服务", "算力调度", "并行计算", "底层优化", "推理加速", "分布式训练", "显存管理",
-    "数据管线", "向量检索", "检索增强", "智能体", "提示工程", "模型评测", "对齐训练",
-    "强化学习", "多模态", "语音识别", "图像生成", "代码生成", "知识图谱", "推荐系统",
-    "时间序列", "联邦学习", "隐私计算", "模型压缩", "量化部署", "编译器", "内核开发",
-    "集群运维", "存储系统", "网络通信", "边缘部署", "移动端推理", "安全防护", "数据标注",
-    "特征工程", "实验管理", "持续训练", "长上下文", "注意力机制", "混合专家", "稀疏计算",
-    "低精度训练", "微调方法", "蒸馏技术", "开源模型", "基准测试", "成本优化", "容错机制",
-    "调度系统", "文本分类", "信息抽取", "机器翻译", "语义搜索", "表格理解", "文档解析",
-    "机器人控制", "自动驾驶", "医学影像", "科学计算", "图神经网络", "因果推断", "概率编程",
-    "优化算法", "损失函数", "数据合成", "合成数据", "评估指标", "可解释性", "鲁棒性",
+TOPIC_NOUNS = _words(
+    """
+    模型服务 算力调度 并行计算 底层优化 推理加速 分布式训练 显存管理 数据管线 向量检索 检索增强
+    智能体 提示工程 模型评测 对齐训练 强化学习 多模态 语音识别 图像生成 代码生成 知识图谱
+    推荐系统 时间序列 联邦学习 隐私计算 模型压缩 量化部署 编译器 内核开发 集群运维 存储系统
+    网络通信 边缘部署 移动端推理 安全防护 数据标注 特征工程 实验管理 持续训练 长上下文 注意力机制
+    混合专家 稀疏计算 低精度训练 微调方法 蒸馏技术 开源模型 基准测试 成本优化 容错机制 调度系统
+    文本分类 信息抽取 机器翻译 语义搜索 表格理解 文档解析 机器人控制 自动驾驶 医学影像 科学计算
+    图神经网络 因果推断 概率编程 优化算法 损失函数 数据合成 评估指标 可解释性 鲁棒性
+    """
 )
-
-TOPIC_NAME_PATTERNS = (
-    "{a}与{b}", "{a}中的{b}", "面向{a}的{b}", "{a}{b}实战", "{a}与{b}进阶", "{a}{b}入门",
-    "{a}和{b}", "{a}里的{b}",
+TOPIC_NAME_PATTERNS = _words(
+    "{a}与{b} {a}中的{b} 面向{a}的{b} {a}{b}实战 {a}与{b}进阶 {a}{b}入门 {a}和{b} {a}里的{b}"
 )
-
-DESC_PATTERNS = (
-    "学习{a}、{b}与{c}，适合{d}的{e}。",
-    "介绍{a}与{b}的核心方法，并覆盖{c}，帮助{d}的{e}快速上手。",
-    "围绕{a}整理{b}、{c}方面的资料，适合{d}的{e}。",
-    "从{a}讲到{b}和{c}，面向{d}的{e}。",
-    "系统梳理{a}、{b}以及{c}的实践经验，适合{d}的{e}阅读。",
-    "汇集{a}与{b}相关的教程和工程经验，兼顾{c}，适合{d}的{e}。",
+DESC_PATTERNS = _words(
+    """
+    学习{a}、{b}与{c}，适合{d}的{e}。
+    介绍{a}与{b}的核心方法，并覆盖{c}，帮助{d}的{e}快速上手。
+    围绕{a}整理{b}、{c}方面的资料，适合{d}的{e}。
+    从{a}讲到{b}和{c}，面向{d}的{e}。
+    系统梳理{a}、{b}以及{c}的实践经验，适合{d}的{e}阅读。
+    汇集{a}与{b}相关的教程和工程经验，兼顾{c}，适合{d}的{e}。
+    """
 )
-
-AUDIENCE_DESC = (
-    "维护训练和推理基础设施", "从事模型部署", "刚入门深度学习", "负责线上服务稳定性",
-    "搭建数据平台", "研究大模型训练", "做应用开发", "关注系统性能", "管理GPU集群",
-    "编写高性能内核", "设计评测体系", "构建智能体应用",
+AUDIENCE_DESC = _words(
+    """
+    维护训练和推理基础设施 从事模型部署 刚入门深度学习 负责线上服务稳定性 搭建数据平台
+    研究大模型训练 做应用开发 关注系统性能 管理GPU集群 编写高性能内核 设计评测体系 构建智能体应用
+    """
 )
-AUDIENCE_ROLE = ("人员", "工程师", "研究者", "读者", "开发者", "团队")
-
-CATEGORIES = (
-    "部署与推理优化", "模型训练", "数据与评测", "智能体与应用", "基础设施", "多模态",
-    "算法基础", "工程实践", "安全与对齐", "开源生态", "硬件与算力", "检索与知识",
+AUDIENCE_ROLE = _words("人员 工程师 研究者 读者 开发者 团队")
+CATEGORIES = _words(
+    """
+    部署与推理优化 模型训练 数据与评测 智能体与应用 基础设施 多模态 算法基础 工程实践 安全与对齐
+    开源生态 硬件与算力 检索与知识
+    """
 )
-
-SLUG_WORDS = (
-    "model", "serving", "compute", "inference", "training", "data", "vector", "search",
-    "agent", "kernel", "gpu", "cuda", "distributed", "parallel", "quantization", "memory",
-    "cache", "scheduling", "evaluation", "retrieval", "pipeline", "compiler", "runtime",
-    "systems", "storage", "network", "cluster", "edge", "mobile", "privacy", "security",
-    "alignment", "reasoning", "multimodal", "speech", "vision", "graph", "tabular", "recsys",
-    "robotics", "optimization", "attention", "experts", "sparse", "finetuning", "distill",
-    "benchmark", "cost", "fault", "tolerance", "prompting", "tools", "embedding", "ranking",
-    "llm", "rl", "compression", "deployment", "monitoring", "observability",
+SLUG_WORDS = _words(
+    """
+    model serving compute inference training data vector search agent kernel gpu cuda distributed
+    parallel quantization memory cache scheduling evaluation retrieval pipeline compiler runtime
+    systems storage network cluster edge mobile privacy security alignment reasoning multimodal
+    speech vision graph tabular recsys robotics optimization attention experts sparse finetuning
+    distill benchmark cost fault tolerance prompting tools embedding ranking llm rl compression
+    deployment monitoring observability
+    """
 )
-
-NAME_PRE = (
-    "Apex", "Aster", "Blaze", "Bolt", "Cinder", "Cobalt", "Delta", "Ember", "Flux", "Forge",
-    "Glide", "Helix", "Hydra", "Ion", "Jade", "Kite", "Lumen", "Mosaic", "Nimbus", "Nova",
-    "Onyx", "Orbit", "Pallas", "Photon", "Pulse", "Quill", "Quasar", "Raptor", "Relay",
-    "Sable", "Shard", "Sierra", "Strata", "Tensor", "Titan", "Umbra", "Vector", "Vortex",
-    "Warp", "Zephyr", "Kvik", "Ling", "Hum", "Nano", "Lattice", "Torch", "Mega", "Deep",
+NAME_PRE = _words(
+    """
+    Apex Aster Blaze Bolt Cinder Cobalt Delta Ember Flux Forge Glide Helix Hydra Ion Jade Kite
+    Lumen Mosaic Nimbus Nova Onyx Orbit Pallas Photon Pulse Quill Quasar Raptor Relay Sable Shard
+    Sierra Strata Tensor Titan Umbra Vector Vortex Warp Zephyr Kvik Ling Hum Nano Lattice Torch
+    Mega Deep
+    """
 )
-NAME_SUF = (
-    "Serve", "Infer", "Train", "Flow", "Mesh", "Cache", "Scale", "Kernel", "Opt", "Sync",
-    "Gate", "Stack", "Pipe", "Lab", "Core", "Run", "Shift", "Dist", "Fuse", "Batch", "Grid",
-    "Link", "Store", "Quant", "Spec", "Loop", "Net", "Base", "Bench", "Scope", "IO", "Neuron",
+NAME_SUF = _words(
+    """
+    Serve Infer Train Flow Mesh Cache Scale Kernel Opt Sync Gate Stack Pipe Lab Core Run Shift
+    Dist Fuse Batch Grid Link Store Quant Spec Loop Net Base Bench Scope IO Neuron
+    """
 )
-
-REAL_TECH = (
-    "PyTorch", "CUDA", "vLLM", "SGLang", "llama.cpp", "Triton", "JAX", "Kubernetes",
-    "FlashAttention", "MLX", "Transformers", "DeepSpeed", "Megatron-LM", "TensorRT-LLM",
-    "ONNX Runtime", "Ray", "NCCL", "XLA", "Diffusers", "safetensors", "torch.compile",
-    "FSDP2", "DTensor", "GGUF", "Ollama", "LoRA", "ROCm", "Metal",
+REAL_TECH = _words(
+    """
+    PyTorch CUDA vLLM SGLang llama.cpp Triton JAX Kubernetes FlashAttention MLX Transformers
+    DeepSpeed Megatron-LM TensorRT-LLM OpenXLA Ray NCCL XLA Diffusers safetensors torch.compile
+    FSDP2 DTensor GGUF Ollama LoRA ROCm Metal
+    """
 )
-
-HARDWARE = (
-    "RTX 3090", "RTX 5090", "RTX 4090", "H200", "H100", "B200", "A100", "MI300X", "V100",
-    "DGX Spark", "MacBook Pro M5 Max", "Mac Studio", "AWS Trainium", "TPU v6e", "R9700",
-    "RTX 3080 20GB", "L40S", "Jetson Orin", "Gaudi 3", "GB200",
+HARDWARE = _words(
+    "RTX 3090|RTX 5090|RTX 4090|H200|H100|B200|A100|MI300X|V100|DGX Spark|MacBook Pro M5 Max"
+    "|Mac Studio|AWS Trainium|TPU v6e|R9700|RTX 3080 20GB|L40S|Jetson Orin|Gaudi 3|GB200"
 )
-
-CODE_IDS = (
-    "torch_xla", "key_averages()", "parallel_io", "compute_cap", "KVIKIO_COMPAT_MODE",
-    'torch.device("tpu")', "fused_adamw", "num_workers", "max_batch_size", "gds_stats",
-    "CUFILE_STATS_LEVEL", "min_io_threshold_size_kb", "cuda_graph", "shard_map()",
+CODE_IDS = _words(
+    """
+    torch_xla key_averages() parallel_io compute_cap KVIKIO_COMPAT_MODE torch.device("tpu")
+    fused_adamw num_workers max_batch_size gds_stats CUFILE_STATS_LEVEL min_io_threshold_size_kb
+    cuda_graph shard_map()
+    """
 )
-CODE_WORDS = (
-    "batch", "cache", "stats", "level", "mode", "size", "threshold", "worker", "queue",
-    "shard", "group", "rank", "stream", "graph", "kernel", "pool", "page", "block",
+CODE_WORDS = _words(
+    "batch cache stats level mode size threshold worker queue shard group rank stream graph kernel"
+    " pool page block"
 )
-
-FIRST_NAMES = (
-    "Alex", "Maya", "Jon", "Priya", "Kenji", "Lena", "Omar", "Sara", "Diego", "Ingrid",
-    "Wei", "Yuki", "Tomás", "Anika", "Rafael", "Chloé", "Pavel", "Keita", "Aman", "Erik",
-    "Evan", "Oliver", "Andrew", "Ekin", "David", "Hagay", "Rémi", "Pedro", "Aritra", "Will",
-    "Rob", "Aleksey", "Hrachya", "Chaomin", "Elliot", "Kayvon", "Percy", "Nadia", "Ivan",
+FIRST_NAMES = _words(
+    """
+    Alex Maya Jon Priya Kenji Lena Omar Sara Diego Ingrid Wei Yuki Tomás Anika Rafael Chloé Pavel
+    Keita Aman Erik Evan Oliver Andrew Ekin David Hagay Rémi Pedro Aritra Will Rob Aleksey Hrachya
+    Chaomin Elliot Kayvon Percy Nadia Ivan
+    """
 )
-LAST_NAMES = (
-    "Watanabe", "Belevich", "Shanbhag", "Bernhardsson", "Conrad", "Kennon", "Hoyle",
-    "Karabulut", "Lifshitz", "Sharon", "Reboul", "Cuenca", "Gosthipaty", "Constable",
-    "Torres", "Vlasenko", "Lee", "Hakobyan", "Yu", "Arledge", "Fatahalian", "Liang",
-    "Hashimoto", "Olukotun", "Novak", "Moreau", "Okafor", "Lindqvist", "Tanaka", "Silva",
-    "Kowalski", "Haddad", "Petrov", "Nakamura", "Fischer", "Rossi", "Dubois", "Kim",
+LAST_NAMES = _words(
+    """
+    Watanabe Belevich Shanbhag Bernhardsson Conrad Kennon Hoyle Karabulut Lifshitz Sharon Reboul
+    Cuenca Gosthipaty Constable Torres Vlasenko Lee Hakobyan Yu Arledge Fatahalian Liang Hashimoto
+    Olukotun Novak Moreau Okafor Lindqvist Tanaka Silva Kowalski Haddad Petrov Nakamura Fischer
+    Rossi Dubois Kim
+    """
 )
-
 PUBLISHERS: dict[int, tuple[str, ...]] = {
-    BLOG: (
-        "NVIDIA 技术博客", "Hugging Face", "Google 开发者博客", "OpenAI 工程博客",
-        "Cloudflare 博客", "Latent Space", "PyTorch 博客", "AWS 机器学习博客", "Meta 工程博客",
-        "Databricks 博客", "Modal 博客", "Anyscale 博客", "SemiAnalysis",
+    BLOG: _words(
+        "NVIDIA 技术博客|Hugging Face|Google 开发者博客|OpenAI 工程博客|Cloudflare 博客"
+        "|Latent Space|PyTorch 博客|AWS 机器学习博客|Meta 工程博客|Databricks 博客|Modal 博客"
+        "|Anyscale 博客|SemiAnalysis"
     ),
-    POST: ("r/LocalLLaMA", "r/MachineLearning", "r/CUDA", "Hacker News", "r/hardware"),
-    PROJECT: ("GitHub", "Hugging Face"),
-    TUTORIAL: ("PyTorch", "NVIDIA", "Hugging Face", "Google Cloud", "AWS"),
-    COURSE: ("斯坦福大学", "卡内基梅隆大学", "麻省理工学院", "加州大学伯克利分校", "清华大学"),
-    BOOK: ("Manning Publications", "O'Reilly Media", "No Starch Press", "Packt"),
+    POST: _words("r/LocalLLaMA|r/MachineLearning|r/CUDA|r/hardware|Hacker News"),
+    PROJECT: _words("GitHub|Hugging Face"),
+    TUTORIAL: _words("PyTorch|NVIDIA|Hugging Face|Google Cloud|AWS"),
+    COURSE: _words("斯坦福大学 卡内基梅隆大学 麻省理工学院 加州大学伯克利分校 清华大学"),
+    BOOK: _words("Manning Publications|O'Reilly Media|No Starch Press|Packt"),
 }
 UNIV_EN = {
     "斯坦福大学": "Stanford",
@@ -257,173 +273,236 @@ UNIV_EN = {
     "加州大学伯克利分校": "UC Berkeley",
     "清华大学": "Tsinghua",
 }
-
-ORDINALS_ZH = ("一", "二", "三", "四", "五")
-ORDINALS_ROMAN = ("I", "II", "III", "IV", "V")
+ORDINALS_ZH = _words("一 二 三 四 五")
+ORDINALS_ROMAN = _words("I II III IV V")
 SEASONS = (("春", "Spring"), ("秋", "Fall"), ("夏", "Summer"))
-
 RATINGS = ("值得看", "值得看", "值得看", "必读", "可略读")
 
 # Title templates: (Chinese, English).  Slots: {P} {Q} product names, {R} real tech,
 # {H} hardware, {N} {M} noun pairs, {K} small number, {O}/{OR} ordinal (zh/roman),
-# {PER} person, {C} code identifier, {V} version.
+# {PER} person, {C} code identifier, {V} version; courses {U} {UE} {CODE} {Y} {S} {SE}.
 TITLES: dict[int, tuple[tuple[str, str], ...]] = {
-    BLOG: (
-        ("在 {H} 上提升{N}的 {K} 种方法", "{K} Ways to Boost {N} on {H} with {P}"),
-        ("解锁{P}连续批处理中的{N}", "Unlocking {N} in {P} continuous batching"),
-        ("{P}：在 {H} 上运行 {R} 模型前所未有地简单", "{P}: running {R} models on {H} is easier than ever"),
-        ("用 {P} 控制 GPU 如何共享{N}", "Control How Your GPU Shares {N} with {P}"),
-        ("使用 {P} 扩展{N}", "Scale {N} with {P}"),
-        ("{P} 与 {Q} 发布面向 {R} 优化的{N}芯片", "{P} and {Q} unveil {R}-optimized {N} chip"),
-        ("为什么{N}决定{M}——{PER}，{P}", "Why {N} Shapes {M} — {PER}, {P}"),
-        ("{P} 中的跨请求{N}问题（{K} 条响应）", "Cross-request {N} exposure in {P} ({K} responses)"),
-        ("将 {P} 集成进 {Q} 并为 {H} 优化{N}", "Integrating {P} into {Q} and Optimizing {N} for {H}"),
-        ("用一个 {P} 传输万亿参数：{Q} 中的{N}", "Shipping a Trillion Parameters With {P}: {N} in {Q}"),
-        ("{R} {V} 中的{N}与 {P}", "{N} and {P} in {R} {V}"),
-        ("{R} PR #{K}：{P} 带来的{N}", "{R} PR #{K}: {N} from {P}"),
-        ("{P} (beta) 发布：{N}与{M}", "{P} (beta) is out: {N} and {M}"),
-        ("同样的 {H}，{N}多出 {K}%：{P} 的做法", "Same {H}, {K}% More {N}: How {P} Does It"),
-        ("为服务逾 {K} 亿用户而扩展 {P} 的{N}（第{O}部分）", "Scaling {P} {N} to serve {K}00M users (Part {OR})"),
+    BLOG: _pairs(
+        """
+        在 {H} 上提升{N}的 {K} 种方法 || {K} Ways to Boost {N} on {H} with {P}
+        解锁{P}连续批处理中的{N} || Unlocking {N} in {P} continuous batching
+        {P}：在 {H} 上运行 {R} 模型更简单了 || {P}: running {R} models on {H} got easier
+        用 {P} 控制 GPU 如何共享{N} || Control How Your GPU Shares {N} with {P}
+        使用 {P} 扩展{N} || Scale {N} with {P}
+        {P} 与 {Q} 发布面向 {R} 优化的{N}芯片 || {P} and {Q} unveil {R}-optimized {N} chip
+        为什么{N}决定{M}——{PER}，{P} || Why {N} Shapes {M} — {PER}, {P}
+        {P} 中的跨请求{N}问题（{K} 条响应） || Cross-request {N} exposure in {P} ({K} responses)
+        将 {P} 集成进 {Q} 并为 {H} 优化{N} || Integrating {P} into {Q} and Optimizing {N} for {H}
+        用一个 {P} 传输万亿参数：{Q} 中的{N} || Shipping a Trillion Parameters With {P}: {N} in {Q}
+        {R} {V} 中的{N}与 {P} || {N} and {P} in {R} {V}
+        {R} PR #{K}：{P} 带来的{N} || {R} PR #{K}: {N} from {P}
+        {P} (beta) 发布：{N}与{M} || {P} (beta) is out: {N} and {M}
+        同样的 {H}，{N}多出 {K}%：{P} 的做法 || Same {H}, {K}% More {N}: How {P} Does It
+        为 {K} 亿用户扩展 {P} 的{N}（第{O}部分） || Scaling {P} {N} for {K}00M users (Part {OR})
+        """
     ),
-    POST: (
-        ("在 {H} 上对比 {P} 与 {Q}：{N}的实际表现", "{P} vs {Q} on {H}: real-world {N}"),
-        ("我为{N}做了一个 {R} 实现 {P}——希望获得反馈 [P]", "I built {P}, a {R} implementation of {N} — feedback welcome [P]"),
-        ("{H} 解锁 {P} 后{N}提升 {K}%", "{H} with {P} unlocked: {K}% faster {N}"),
-        ("试过在 {H} 上用 {P} 做{N}的人：对{M}有区别吗？", "Anyone tried {P} for {N} on {H}? Does it matter for {M}?"),
-        ("搭建 {P} 开发环境的实践笔记：{N}、{M}与 {C} [P]", "Notes from setting up a {P} dev environment: {N}, {M} and {C} [P]"),
-        ("我们是在用 {P} 解决{N}，而真正的问题是{M}吗？[D]", "Are we solving {N} with {P} when the real problem is {M}? [D]"),
-        ("为 {K} 万元预算的 {P} 装机：{H} 对比 {Q}", "Building a {P} rig on a {K}k budget: {H} vs {Q}"),
-        ("{H} 上运行 {P}：{R}、{Q} 的{N}对比", "Running {P} on {H}: {R} vs {Q} {N}"),
+    POST: _pairs(
+        """
+        在 {H} 上对比 {P} 与 {Q}：{N}的实际表现 || {P} vs {Q} on {H}: real-world {N}
+        我为{N}做了一个 {R} 实现 {P}——希望获得反馈 [P] || I built {P}, a {R} take on {N} [P]
+        {H} 解锁 {P} 后{N}提升 {K}% || {H} with {P} unlocked: {K}% faster {N}
+        试过在 {H} 上用 {P} 做{N}的人：{M}有区别吗？ || Tried {P} for {N} on {H}? Any {M} gain?
+        搭建 {P} 开发环境的笔记：{N}、{M}与 {C} [P] || Setting up {P}: {N}, {M} and {C} [P]
+        我们在用 {P} 解决{N}，真正的问题是{M}吗？[D] || Is {P} solving {N} or is it {M}? [D]
+        为 {K} 万元预算的 {P} 装机：{H} 对比 {Q} || Building a {P} rig on a {K}k budget: {H} vs {Q}
+        {H} 上运行 {P}：{R}、{Q} 的{N}对比 || Running {P} on {H}: {R} vs {Q} {N}
+        """
     ),
-    PROJECT: (
-        ("{P}：{R} 的高性能{N}框架", "{P}: a high-performance {N} framework for {R}"),
-        ("{P}：一个手工调优的 C++/{R} {N}库 [P]", "{P}: a hand-tuned C++/{R} library for {N} [P]"),
-        ("我构建了一个能在 {H} 上以 {K} token/s 运行 {Q} 的引擎 {P}", "I built {P}, an engine running {Q} at {K} tok/s on {H}"),
+    PROJECT: _pairs(
+        """
+        {P}：{R} 的高性能{N}框架 || {P}: a high-performance {N} framework for {R}
+        {P}：一个手工调优的 C++/{R} {N}库 [P] || {P}: a hand-tuned C++/{R} library for {N} [P]
+        我构建了一个在 {H} 上以 {K} token/s 运行 {Q} 的引擎 {P} || {P}: {Q} at {K} tok/s on {H}
+        """
     ),
-    TUTORIAL: (
-        ("剖析 {P}（第{O}部分）：在 {H} 上进行{N}", "Dissecting {P} (Part {OR}): {N} on {H}"),
-        ("{P} 中的{N}——视频教程", "{N} in {P} — Video Tutorial"),
-        ("用 {P} 学{N}（{R} 入门）", "Learn {N} with {P} ({R} basics)"),
-        ("{R} 中的 {C} 与 {P}", "Using {C} with {P} in {R}"),
-        ("如何用 {P} 在 Python 中实现{N}", "How to Do {N} in Python with {P}"),
+    TUTORIAL: _pairs(
+        """
+        剖析 {P}（第{O}部分）：在 {H} 上进行{N} || Dissecting {P} (Part {OR}): {N} on {H}
+        {P} 中的{N}——视频教程 || {N} in {P} — Video Tutorial
+        用 {P} 学{N}（{R} 入门） || Learn {N} with {P} ({R} basics)
+        {R} 中的 {C} 与 {P} || Using {C} with {P} in {R}
+        如何用 {P} 在 Python 中实现{N} || How to Do {N} in Python with {P}
+        """
     ),
-    COURSE: (
-        ("{U} {CODE}：{N}与{M}（{Y} {S}）", "{UE} {CODE}: {N} and {M} ({SE} {Y})"),
-        ("{N}系统：算法与实现（{Y} {S}，{CODE}）", "{N} Systems: Algorithms and Implementation ({CODE}, {SE} {Y})"),
+    COURSE: _pairs(
+        """
+        {U} {CODE}：{N}与{M}（{Y} {S}） || {UE} {CODE}: {N} and {M} ({SE} {Y})
+        {N}系统：算法与实现（{Y} {S}，{CODE}） || {N} Systems: Algorithms and Practice ({CODE}, {Y})
+        """
     ),
-    BOOK: (
-        ("{P} 实战：{N}与{M}", "{P} in Action: {N} and {M}"),
-        ("面向{N}的 {R} 与 {P}", "{R} and {P} for {N}"),
+    BOOK: _pairs(
+        """
+        {P} 实战：{N}与{M} || {P} in Action: {N} and {M}
+        面向{N}的 {R} 与 {P} || {R} and {P} for {N}
+        """
     ),
 }
 
 # Summary openings per kind.  {PUB} is the resource's publisher.
 OPENINGS: dict[int, tuple[str, ...]] = {
-    BLOG: (
-        "这是 {PUB} 的一篇文章，",
-        "{PUB} 于 {DATEZH} 发布的文章，作者为 {PER}、{PER2}，",
-        "{PUB}，作者 {PER}，{DATEZH} 发布。",
-        "博客文章，",
-        "这是 {PUB} 与 {Q} 协同发布的一篇报告，",
-        "{PUB} 的访谈节目，主持人与 {P} 的 {PER} 讨论",
+    BLOG: _words(
+        """
+        这是 {PUB} 的一篇文章，
+        | {PUB} 于 {DATEZH} 发布的文章，作者为 {PER}、{PER2}，
+        | {PUB}，作者 {PER}，{DATEZH} 发布。
+        | 博客文章，
+        | 这是 {PUB} 与 {Q} 协同发布的一篇报告，
+        | {PUB} 的访谈节目，主持人与 {P} 的 {PER} 展开对谈，
+        | {PUB} 系列第{O}部分，作者 {PER}，
+        | 这是 {Q} 的发布公告，
+        | {PER} 在 {PUB} 上撰写的长文，
+        | {PUB} 上由 {PER} 撰写、{DATEZH} 发布的企业类文章，
+        """
     ),
-    POST: (
-        "这是 {PUB} 的一篇社区帖子，",
-        "一篇 {PUB} 社区帖子，",
-        "这是一篇社区提问帖，",
-        "这是一篇社区基准测试帖，",
-        "{PUB} 的一篇讨论帖（[D] 表示讨论类）。",
+    POST: _words(
+        """
+        这是 {PUB} 的一篇社区帖子，
+        | 一篇 {PUB} 社区帖子，
+        | 这是一篇社区提问帖，
+        | 这是一篇社区基准测试帖，
+        | {PUB} 的一篇讨论帖（[D] 表示讨论类）。
+        | 发帖者准备在 {H} 上搭建 {P}，
+        | {PUB} 上关于 {Q} 的经验分享，
+        | 帖子转述原作者 u/{HANDLE} 的工作，
+        """
     ),
-    PROJECT: (
-        "这是一个 GitHub 项目（{P}）的介绍，",
-        "{P} 是用于在自有 GPU 上私有运行 {Q} 的项目，",
-        "这是一个开源项目仓库，",
-        "{PUB} 仓库页面，内容为 {P} 的说明，",
+    PROJECT: _words(
+        """
+        这是一个 GitHub 项目（{P}）的介绍，
+        | {P} 是用于在自有 GPU 上私有运行 {Q} 的项目，
+        | 这是一个开源项目仓库，
+        | {PUB} 仓库页面，内容为 {P} 的说明，
+        | 该项目把 {R} 移植到 {H} 上，
+        | 开源的 {P} 仓库，
+        """
     ),
-    TUTORIAL: (
-        "{PUB} 官方中级教程，",
-        "这是关于 {P} 的系列文章第{O}篇，",
-        "{PUB} 官方视频教程系列的开篇页，",
-        "{PUB} 文档中的 {P} 总览页，",
+    TUTORIAL: _words(
+        """
+        {PUB} 官方中级教程，
+        | 这是关于 {P} 的系列文章第{O}篇，
+        | {PUB} 官方视频教程系列的开篇页，
+        | {PUB} 文档中的 {P} 总览页，
+        | 面向初学者的 {R} 教程，
+        | {PER} 编写的 {P} 上手指南，
+        """
     ),
-    COURSE: (
-        "{PUB} {Y} 年{S}季 {CODE} 课程主页，授课教师为 {PER} 和 {PER2}，",
-        "这是 {PUB} {CODE} 的 {Y} {S}季课程网站。",
+    COURSE: _words(
+        """
+        {PUB} {Y} 年{S}季 {CODE} 课程主页，授课教师为 {PER} 和 {PER2}，
+        | 这是 {PUB} {CODE} 的 {Y} 年{S}季课程网站。
+        | {CODE} 课程页面（{PUB}），
+        | {PER} 主讲的 {CODE} 课程，
+        """
     ),
-    BOOK: (
-        "这是 {PUB} 出版的书，作者 {PER}，出版日期 {DATE}，{K3} 页，",
-        "{PUB} 出版的新书，作者为 {PER}，",
+    BOOK: _words(
+        """
+        这是 {PUB} 出版的书，作者 {PER}，出版日期 {DATE}，{K3} 页，
+        | {PUB} 出版的新书，作者为 {PER}，
+        | {PER} 的新书，
+        | 一本讲 {P} 的技术书（{PUB}），
+        """
     ),
 }
 
 # Clause shapes: connector + core.  Cores carry slots so every resource fills them
 # with its own names, numbers and nouns.
-CONNECTORS = (
-    "文章介绍", "文中说明", "文中称", "作者指出", "帖中称", "README 说明", "页面还给出",
-    "内容还包括", "正文说明", "作者称", "演讲讨论了", "文中举例说", "文章还提到", "评论者回复称",
-    "材料中还说明", "文中给出", "课程介绍了", "简介称", "讲者说明", "作者还比较了",
+CONNECTORS = _words(
+    "文章介绍|文中说明|文中称|作者指出|帖中称|README 说明|页面还给出|内容还包括|正文说明|作者称"
+    "|演讲讨论了|文中举例说|文章还提到|评论者回复称|材料中还说明|文中给出|课程介绍了|简介称|讲者说明"
+    "|作者还比较了|此外|同时|另外|其中|文中还说|作者强调|结果显示|测试表明|报告称|据作者介绍"
+    "|帖子还提到|演讲还涉及|书中讲解了|教程演示了|项目主页写道"
 )
-CORES = (
-    "{P} 如何把{N}与{M}结合起来",
-    "在 {H} 上{N}从 {X1} 降至 {X2}",
-    "{P} 与 {Q} 各自的{N}路径",
-    "基线{N}为 {X1}，逐项叠加后提升 {PCT}",
-    "在 {K} 块 GPU 上把{N}开销降至约 {PCT}",
-    "{P} 自 {DATEZH} 起进入公开测试",
-    "可通过 pip install {PKG} 安装",
-    "用 {C} 判断{N}是否生效",
-    "{P} 在{N}下的表现优于 {Q}",
-    "{R} 已原生支持 {P} 的{N}",
-    "{N}、{M}以及{L}等主题",
-    "{P} 把每一层切分到 {K} 块卡上以避免{N}时的轮流等待",
-    "{P} 比 {R} 的{N}快约 {X3} 倍",
-    "{N}显著优于 {Q}，从设计到量产历时 {K} 个月",
-    "如何配置 {P} 并阅读{N}表格",
-    "{N}受{M}限制，{L}占主要执行时间",
-    "{P} 在 {Q} 与 {R} 中的应用",
-    "{H} 上的{N}约为 {X1}，{M}约为 {X2}",
-    "{P} 的{N}与{M}的区别",
-    "{Q} 团队以 {R} 上的真实模型排查{N}并向上游修复",
-    "{P} 提供 OpenAI 与 Anthropic 兼容 API 和{N}工具",
-    "{N}需在读取时解决冲突，而{M}依赖 {P} 的共享状态",
-    "{P} 从零实现{N}并配薄 Python 层",
-    "{K} 个样例上 {P} 与 {Q} 的{N}不一致",
-    "先做{N}，再用{M}与 {P} 搜索更短的配置",
-    "{P} 的{N}覆盖 {X1} 至 {X2} 的范围",
-    "{P} 让用户按需买卖{N}并从{M}到{L}进行程序化控制",
-    "{N}与{M}是三件不同的事",
-    "为 {P} 分配专用资源后，{N}无需等待{M}排空",
-    "{P} 通过{N}、{M}和{L}来防止回退",
-    "{PER} 维护的 {P} 对{N}做了系统评测",
-    "{P} 的示例代码来自 {Q} 仓库",
-    "{N}通过分片{M}来降低显存占用",
-    "以 {H} 为例说明{N}的成本考量",
-    "{P} 在 {H} 上跑 {K} 路并发时{N}约为 {X1}",
-    "{P} 的 PR #{K3} 修复了{N}中的问题",
-    "{P} 的 API 形如 {C}，默认值为 {X1}",
-    "第 {K}. [{ENW}] 节给出{N}的示例",
-    "{P} 使用 C++ 与 {R} 实现{N}",
-    "{P}（[P] 表示项目分享）面向{N}场景",
+CORES = _words(
+    """
+    {P} 如何把{N}与{M}结合起来
+    | 在 {H} 上{N}从 {X1} 降至 {X2}
+    | {P} 与 {Q} 各自的{N}路径
+    | 基线{N}为 {X1}，逐项叠加后提升 {PCT}
+    | 在 {K} 块 GPU 上把{N}开销降至约 {PCT}
+    | {P} 自 {DATEZH} 起进入公开测试
+    | 可通过 pip install {PKG} 安装
+    | 用 {C} 判断{N}是否生效
+    | {P} 在{N}下的表现优于 {Q}
+    | {R} 已原生支持 {P} 的{N}
+    | {N}、{M}以及{L}等主题
+    | {P} 把每一层切分到 {K} 块卡上以避免{N}时的轮流等待
+    | {P} 比 {R} 的{N}快约 {X3} 倍
+    | {N}显著优于 {Q}，从设计到量产历时 {K} 个月
+    | 如何配置 {P} 并阅读{N}表格
+    | {N}受{M}限制，{L}占主要执行时间
+    | {P} 在 {Q} 与 {R} 中的应用
+    | {H} 上的{N}约为 {X1}，{M}约为 {X2}
+    | {P} 的{N}与{M}的区别
+    | {Q} 团队以 {R} 上的真实模型排查{N}并向上游修复
+    | {P} 提供 OpenAI 与 Anthropic 兼容 API 和{N}工具
+    | {N}需在读取时解决冲突，而{M}依赖 {P} 的共享状态
+    | {P} 从零实现{N}并配薄 Python 层
+    | {K} 个样例上 {P} 与 {Q} 的{N}不一致
+    | 先做{N}，再用{M}与 {P} 搜索更短的配置
+    | {P} 的{N}覆盖 {X1} 至 {X2} 的范围
+    | {P} 让用户按需买卖{N}并从{M}到{L}进行程序化控制
+    | {N}与{M}是三件不同的事
+    | 为 {P} 分配专用资源后，{N}无需等待{M}排空
+    | {P} 通过{N}、{M}和{L}来防止回退
+    | {PER} 维护的 {P} 对{N}做了系统评测
+    | {P} 的示例代码来自 {Q} 仓库
+    | {N}通过分片{M}来降低显存占用
+    | 以 {H} 为例说明{N}的成本考量
+    | {P} 在 {H} 上跑 {K} 路并发时{N}约为 {X1}
+    | {P} 的 PR #{K3} 修复了{N}中的问题
+    | {P} 的 API 形如 {C}，默认值为 {X1}
+    | 第 {K}. [{ENW}] 节给出{N}的示例
+    | {P} 使用 C++ 与 {R} 实现{N}
+    | {P}（[P] 表示项目分享）面向{N}场景
+    | 用 {K} 个真实案例比较 {P} 与 {Q} 的{N}和{M}
+    | 在 {H} 上以 {X1} 的速度运行 {Q}，同时服务 {K} 个会话
+    | {P} 的{N}在 {K3} 步内保持稳定
+    | 从{N}讲到{M}，最后落到 {P} 的{L}
+    | 把{N}视为大宗商品市场，指出 {P} 只决定{M}的上限
+    | {P} 把{N}的状态压缩到原来的一半左右
+    | {Q} 的{N}仍在调优，暂不可用
+    | 如何用 {P} 的 {C} 接口排查{N}
+    | {N}与{M}之间约 {PCT} 的差异来自 {P}
+    | 对故意未测试的{N}说明原因，并可选择 {P} 的版本
+    | 向做{N}或{M}测试的人征询 {P} 的使用情况
+    | {P} 对应用透明地强制{N}，支持{M}与{L}两种模式
+    | 附带 {K} 组原始输出与脚本，便于复现 {P} 的{N}结果
+    | {N}只放开 {R} 的部分路径，{P} 本来就没有锁定
+    | {PER} 与 {PER2} 讨论了 {P} 的{N}路线图
+    """
 )
-ENDINGS = (
-    "适合关注{N}的工程师阅读。",
-    "适合在 {H} 上做{N}的人阅读。",
-    "适合正在规划{N}与{M}的读者。",
-    "面向希望了解 {P} 的{N}用户。",
-    "工程与基础设施方向的读者可参考。",
-    "适合从事{N}、关注{M}的人阅读。",
+ENDINGS = _words(
+    """
+    适合关注{N}的工程师阅读。
+    | 适合在 {H} 上做{N}的人阅读。
+    | 适合正在规划{N}与{M}的读者。
+    | 面向希望了解 {P} 的{N}用户。
+    | 工程与基础设施方向的读者可参考。
+    | 适合从事{N}、关注{M}的人阅读。
+    """
 )
-EN_WORDS = ("setup", "tuning", "serving", "quantize", "profile", "deploy", "bench", "cache")
+EN_WORDS = _words("setup tuning serving quantize profile deploy bench cache")
 
 # (before, after) rewordings used to make near-duplicate variants of a summary.
-REWORDINGS = (
-    ("介绍", "讲解"), ("说明", "指出"), ("提升", "提高"), ("显著", "明显"), ("包括", "包含"),
-    ("适合", "适用于"), ("使用", "采用"), ("给出", "提供"), ("对比", "比较"), ("发布", "公布"),
-    ("支持", "兼容"), ("文章", "本文"), ("如何", "怎样"), ("降低", "减少"), ("实现", "做到"),
-    ("主要", "核心"), ("阅读", "一读"), ("约", "大约"), ("以及", "和"), ("还", "也"),
+REWORDINGS = tuple(
+    (w[: w.index("/")], w[w.index("/") + 1 :])
+    for w in _words(
+        """
+        介绍/讲解 说明/指出 提升/提高 显著/明显 包括/包含 适合/适用于 使用/采用 给出/提供 对比/比较
+        发布/公布 支持/兼容 文章/本文 如何/怎样 降低/减少 实现/做到 主要/核心 阅读/一读 约/大约
+        以及/和 还/也 作者称/作者表示 文中说明/文章指出 显著优于/明显好于 适合关注/推荐关注
+        结合起来/融合在一起 进行程序化控制/做程序化管控 的区别/的差异 等主题/等话题 修复了/解决了
+        """
+    )
 )
-INSERTS = ("还", "也", "进一步", "主要", "同时")
+INSERTS = _words("还 也 同时")
 
+_SPACING_RE = re.compile(r"(?<=[\u4e00-\u9fff])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[\u4e00-\u9fff])")
 _SLOT_RE = re.compile(r"\{(\w+)\}")
 _CLAUSE_RE = re.compile(r"[^，。；：]+")
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
@@ -486,6 +565,7 @@ class _Slots:
         self.year = str(rng.randint(2024, 2026))
         self.season = rng.choice(SEASONS)
         self.code = f"{rng.choice(('CS', 'EE', 'DS', '11-'))}{rng.randint(100, 899)}"
+        self.unit = -1
         self.date = f"{self.year}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
 
     def fill(
@@ -500,6 +580,7 @@ class _Slots:
         out: list[str] = []
         pos = 0
         nouns_used: list[int] = []
+        self.unit = -1
         for m in _SLOT_RE.finditer(template):
             out.append(template[pos : m.start()])
             pos = m.end()
@@ -509,7 +590,11 @@ class _Slots:
             else:
                 out.append(self._value(key, english, nouns_used, rng))
         out.append(template[pos:])
-        return "".join(out)
+        text = "".join(out)
+        if english:
+            return text[:1].upper() + text[1:]
+        # a space between Han and ASCII letters/digits, as the site's summaries have
+        return _SPACING_RE.sub(" ", text)
 
     def title_values(self) -> dict[str, tuple[str, str]]:
         """Values shared by a Chinese title and its English original."""
@@ -563,7 +648,9 @@ class _Slots:
                 return rng.choice(CODE_IDS)
             return f"{rng.choice(CODE_WORDS)}_{rng.choice(CODE_WORDS)}"
         if key in ("X1", "X2"):
-            return metric(rng)
+            if self.unit < 0:
+                self.unit = rng.randrange(len(_METRICS))
+            return metric(rng, self.unit)
         if key == "X3":
             return f"{rng.randint(1, 9)}.{rng.randint(1, 9)}"
         if key == "PCT":
@@ -587,6 +674,8 @@ class _Slots:
         if key == "DATEZH":
             y, mo, d = self.date.split("-")
             return f"{y} 年 {int(mo)} 月 {int(d)} 日"
+        if key == "HANDLE":
+            return rng.choice(LAST_NAMES).lower() + str(rng.randint(1, 99))
         if key == "ENW":
             return rng.choice(EN_WORDS)
         raise KeyError(key)
@@ -608,29 +697,31 @@ def person(rng: Random) -> str:
     return f"{rng.choice(FIRST_NAMES)} {rng.choice(LAST_NAMES)}"
 
 
-def metric(rng: Random) -> str:
-    roll = rng.randrange(6)
-    if roll == 0:
+_METRICS = ("ms", "tok/s", "GB", "倍", "K 上下文")
+
+
+def metric(rng: Random, unit: int) -> str:
+    """A measurement in unit ``_METRICS[unit]``."""
+    if unit == 0:
         return f"{rng.randint(1, 99)}.{rng.randint(10, 99)} ms"
-    if roll == 1:
+    if unit == 1:
         return f"{rng.randint(10, 999)}.{rng.randint(10, 99)} tok/s"
-    if roll == 2:
+    if unit == 2:
         return f"{rng.randint(1, 256)}GB"
-    if roll == 3:
+    if unit == 3:
         return f"{rng.randint(1, 9)}.{rng.randint(0, 9)} 倍"
-    if roll == 4:
-        return f"{rng.randint(2, 900):,} 亿参数"
-    return f"{rng.randint(1, 99)}K 上下文"
+    return f"{rng.randint(1, 256)}K 上下文"
 
 
 def make_summary(rng: Random, slots: _Slots) -> str:
     """A Chinese summary of SUMMARY_MIN..SUMMARY_MAX characters, seed-style prose."""
-    target = rng.randint(170, 360)
-    parts = [slots.fill(rng.choice(OPENINGS[slots.kind]))]
+    target = rng.randint(160, 360)
+    opening = rng.choice(OPENINGS[slots.kind]) if rng.random() < 0.7 else ""
+    parts = [slots.fill(opening)]
     length = len(parts[0])
     cores = rng.sample(range(len(CORES)), len(CORES))  # never the same core twice
     ci = 0
-    in_sentence = not parts[0].endswith("。")
+    in_sentence = bool(parts[0]) and not parts[0].endswith("。")
     while length < target and ci < len(cores):
         clause = slots.fill(rng.choice(CONNECTORS) + CORES[cores[ci]])
         ci += 1
@@ -668,9 +759,12 @@ def make_variant(summary: str, rng: Random) -> str:
         a, b = spans[idx]
         clause = summary[a:b]
         hits = [(old, new) for old, new in REWORDINGS if old in clause]
-        if hits:
-            old, new = hits[rng.randrange(len(hits))]
-            return summary[:a] + clause.replace(old, new, 1) + summary[b:]
+        if not hits:
+            continue
+        # one contiguous edit: SequenceMatcher (with its autojunk heuristic) then still
+        # aligns everything else, so the ratio stays >= 0.95 on 160+ characters
+        old, new = hits[rng.randrange(len(hits))]
+        return summary[:a] + clause.replace(old, new, 1) + summary[b:]
     a, _ = spans[rng.randrange(len(spans))]
     return summary[:a] + rng.choice(INSERTS) + summary[a:]
 
@@ -693,9 +787,7 @@ class Generator:
             MAX_LISTINGS + 20,
             round(self.planned_topics * mean_listings / MEAN_TOPIC_PAGES_PER_RESOURCE),
         )
-        self.item_pages_per_topic = (
-            ITEM_PAGE_SHARE * self.n_topic_pool / self.planned_topics
-        )
+        self.item_pages_per_topic = ITEM_PAGE_SHARE * self.n_topic_pool / self.planned_topics
         self.n_related_pool = max(8, round(self.planned_topics * self.item_pages_per_topic * 0.6))
 
         self.resources: list[Resource] = []
@@ -764,10 +856,8 @@ class Generator:
         used_zh.add(zh)
         used_en.add(en)
         summary = make_summary(rng, slots)
-        if rng.random() < 0.5:
-            age = f"{rng.randint(1, 11)} 个月前"
-        else:
-            age = f"{rng.randint(1, 29)} 天前"
+        months = rng.random() < 0.5
+        age = f"{rng.randint(1, 11)} 个月前" if months else f"{rng.randint(1, 29)} 天前"
         collected = f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
         return Resource(zh, en, summary, kind, publisher, age, collected)
 
@@ -1058,8 +1148,7 @@ def prepare_out(out: Path) -> None:
 def generate(out: Path, size: int, seed: int = 0) -> dict[str, object]:
     prepare_out(out)
     (out / MARKER).write_text(
-        json.dumps({"generator": "bench/gen_corpus.py", "seed": seed, "size_target": size})
-        + "\n",
+        json.dumps({"generator": "bench/gen_corpus.py", "seed": seed, "size_target": size}) + "\n",
         encoding="utf-8",
     )
     expected = Generator(out, size, seed).run()
