@@ -39,6 +39,8 @@ from random import Random
 
 MARKER = ".gen_corpus"
 EXPECTED = "expected.json"
+#: The dumps go into this sub-folder, so ``ingest run DIR/dumps`` sees nothing else.
+DUMPS = "dumps"
 GENERATOR_VERSION = 1
 
 SITE_URL = "https://oplearnx.com"
@@ -1151,7 +1153,8 @@ def generate(out: Path, size: int, seed: int = 0) -> dict[str, object]:
         json.dumps({"generator": "bench/gen_corpus.py", "seed": seed, "size_target": size}) + "\n",
         encoding="utf-8",
     )
-    expected = Generator(out, size, seed).run()
+    (out / DUMPS).mkdir()
+    expected = Generator(out / DUMPS, size, seed).run()
     tmp = out / (EXPECTED + ".tmp")
     tmp.write_text(json.dumps(expected, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     tmp.replace(out / EXPECTED)

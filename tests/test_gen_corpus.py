@@ -177,7 +177,7 @@ def parse_item_page(name: str, lines: list[str], p: Parsed) -> None:
 
 def parse_corpus(folder: Path) -> Parsed:
     p = Parsed()
-    for path in sorted(folder.glob("*.txt")):
+    for path in sorted((folder / "dumps").glob("*.txt")):
         data = path.read_bytes()
         p.bytes += len(data)
         text, encoding = decode(data)
@@ -261,13 +261,15 @@ def test_deterministic_and_regenerates_own_folder(corpus: Path, tmp_path: Path) 
     other = tmp_path / "again"
     assert run_gen(other).returncode == 0
     assert run_gen(other).returncode == 0  # a generator folder is replaced, not refused
-    names = sorted(p.name for p in corpus.iterdir())
-    assert names == sorted(p.name for p in other.iterdir())
+    names = sorted(p.relative_to(corpus) for p in corpus.rglob("*"))
+    assert names == sorted(p.relative_to(other) for p in other.rglob("*"))
     for name in names:
-        assert (corpus / name).read_bytes() == (other / name).read_bytes(), name
+        if (corpus / name).is_file():
+            assert (corpus / name).read_bytes() == (other / name).read_bytes(), name
     different = tmp_path / "seed1"
     assert run_gen(different, seed=1).returncode == 0
-    assert (different / "tp_000000.txt").read_bytes() != (corpus / "tp_000000.txt").read_bytes()
+    first = Path("dumps", "tp_000000.txt")
+    assert (different / first).read_bytes() != (corpus / first).read_bytes()
 
 
 def test_refuses_to_delete_foreign_folder(tmp_path: Path) -> None:
@@ -278,7 +280,7 @@ def test_refuses_to_delete_foreign_folder(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert "refusing" in result.stderr
     assert (user / "thesis.txt").read_text(encoding="utf-8") == "precious"
-    assert not list(user.glob("tp_*"))
+    assert not list(user.rglob("tp_*"))
     a_file = tmp_path / "file"
     a_file.write_text("x", encoding="utf-8")
     assert run_gen(a_file).returncode != 0

@@ -72,7 +72,7 @@ class Unit:
 
 
 def summary_key(x: Listing) -> str:
-    return match_key(x.summary_zh)
+    return x.key or match_key(x.summary_zh)
 
 
 # --------------------------------------------------------------------------- signatures

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TypeVar
 
 from .models import PageReject, PageResult, Provenance
 from .parse import parse_file
 from .read import InputFile
 
 Progress = Callable[[PageResult], None]
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def parse_one(f: InputFile) -> PageResult:
@@ -34,18 +37,27 @@ def parse_one(f: InputFile) -> PageResult:
 def parse_all(inputs: list[InputFile], jobs: int, progress: Progress | None) -> list[PageResult]:
     """Parse every input file; ``jobs`` > 1 uses that many worker processes."""
     results = []
-    for r in _map(inputs, jobs):
+    for r in pmap(parse_one, inputs, jobs):
         if progress is not None:
             progress(r)
         results.append(r)
     return results
 
 
-def _map(inputs: list[InputFile], jobs: int) -> Iterator[PageResult]:
-    if jobs <= 1 or len(inputs) <= 1:
-        yield from map(parse_one, inputs)
+def pmap(func: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[R]:
+    """``map`` in ``jobs`` processes (forked where possible), results in input order."""
+    if jobs <= 1 or len(items) <= 1:
+        yield from map(func, items)
         return
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-    chunk = max(1, min(64, len(inputs) // (jobs * 8)))
+    chunk = max(1, min(64, len(items) // (jobs * 8)))
     with ctx.Pool(jobs) as pool:
-        yield from pool.imap(parse_one, inputs, chunksize=chunk)
+        yield from pool.imap(func, items, chunksize=chunk)
+
+
+def languages(titles: Iterable[str | None], jobs: int) -> dict[str, str | None]:
+    """Language of each distinct title, judged once, in ``jobs`` processes."""
+    from .langid import language_of
+
+    distinct = sorted({t for t in titles if t})
+    return dict(zip(distinct, pmap(language_of, distinct, jobs), strict=True))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from .dedup import Edge, Unit, settle
 from .models import PRECEDENCE, Conflict, ConflictValue, Format, Listing, PageReject
-from .normalize import has_han, match_key
+from .normalize import has_han
 from .parse.base import KINDS, LEVELS
 
 _ROLE_ORDER = {"main": 0, "listing": 1, "related": 2, "orphan": 3}
@@ -35,8 +35,7 @@ def item_id(summary_key: str) -> str:
 
 def cluster_key(members: list[Listing]) -> str:
     """The summary key that names a cluster: its best-precedence listing's."""
-    best = min(members, key=lambda x: (precedence(x), match_key(x.summary_zh)))
-    return match_key(best.summary_zh)
+    return min(members, key=lambda x: (precedence(x), x.key)).key
 
 
 @dataclass(slots=True)

@@ -64,6 +64,7 @@ class Listing:
     collected_on: str | None = None
     role: str = "listing"  # "listing" | "main" | "related" | "orphan"
     index: int = -1  # position in its page's listings; (file, index) identifies it
+    key: str = ""  # match key of summary_zh: the resource's identity
     related_idx: list[int] = field(default_factory=list)  # item-page main: its related reading
 
     @property

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .dedup import Edge, Unit, components, near_edges
-from .engine import Progress, parse_all
+from .engine import Progress, languages, parse_all
 from .merge import resolve_component
 from .models import Conflict, Item, Listing, PageResult, Reject, Report, Topic
 from .read import InputFile
@@ -42,12 +42,12 @@ def run(inputs: list[InputFile], jobs: int = 1, progress: Progress | None = None
     t0 = time.perf_counter()
     results = parse_all(inputs, jobs, progress)
     t1 = time.perf_counter()
-    out = build(results)
+    out = build(results, jobs)
     out.report.timing.update(parse=round(t1 - t0, 4), resolve=round(time.perf_counter() - t1, 4))
     return out
 
 
-def build(results: list[PageResult]) -> RunOutput:
+def build(results: list[PageResult], jobs: int = 1) -> RunOutput:
     """Everything after the per-file map. ``results`` may come in any order."""
     results = sorted(results, key=lambda r: (r.file, r.sha256))
     warnings: list[str] = []
@@ -66,7 +66,8 @@ def build(results: list[PageResult]) -> RunOutput:
     )
     comps = [resolve_component(us, es) for us, es in split_components(units, edges)]
     id_of = dict(pair for c in comps for pair in related_lids(c))
-    return assemble(results, groups, warnings, [finish(c, id_of) for c in comps])
+    langs = languages((r.fields["title_original"] for c in comps for r in c.items), jobs)
+    return assemble(results, groups, warnings, [finish(c, id_of, langs) for c in comps])
 
 
 def split_components(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UsageError
-from .normalize import han_count
+from .normalize import han_chars
 
 #: Files larger than this are refused before they are read (TOO_LARGE).
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -216,21 +216,13 @@ def _try_gb18030(data: bytes) -> Decoded | str | None:
         text = data.decode("gb18030")
     except UnicodeDecodeError:
         return None
-    han = [c for c in text if han_count(c)]
-    common = sum(1 for c in han if _is_gb2312(c))
+    han = "".join(han_chars(text))
+    common = len(han.encode("gb2312", errors="ignore")) // 2  # GB2312: 2 bytes a Han char
     if len(han) >= 16 and common >= 0.9 * len(han):
         return Decoded(text, "gb18030", "gb18030", 0)
     if len(han) < 16:
         return "ENCODING_AMBIGUOUS"
     return None
-
-
-def _is_gb2312(ch: str) -> bool:
-    try:
-        ch.encode("gb2312")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _count_invalid_utf8(data: bytes) -> int:

@@ -84,15 +84,16 @@ class Finished:
     order_joins: int = 0
 
 
-def finish(comp: Component, id_of: Mapping[Lid, str]) -> Finished:
-    """Build the output records of one resolved component."""
+def finish(comp: Component, id_of: Mapping[Lid, str],
+           langs: Mapping[str, str | None] | None = None) -> Finished:
+    """Build the output records of one resolved component (``langs``: known languages)."""
     out = Finished(near_merges=comp.near_merges, order_joins=comp.order_joins)
     out.warnings.extend(comp.warnings)
     for rj in comp.rejects:
         out.rejects.append(to_reject(rj))
         out.rejected_per_file[rj.prov.file] = out.rejected_per_file.get(rj.prov.file, 0) + 1
     for r in comp.items:
-        out.items.append(_item(r, id_of, out.warnings))
+        out.items.append(_item(r, id_of, langs or {}, out.warnings))
         out.entries.extend(_entries(r))
         out.conflicts.extend(r.conflicts)
         out.warnings.extend(r.warnings)
@@ -113,7 +114,8 @@ def to_reject(rj: PageReject) -> Reject:
     )
 
 
-def _item(r: Resolved, id_of: Mapping[Lid, str], warnings: list[str]) -> Item:
+def _item(r: Resolved, id_of: Mapping[Lid, str], langs: Mapping[str, str | None],
+          warnings: list[str]) -> Item:
     f = r.fields
     title = f["title_original"]
     if any(x.kind_label and kind_of(x.kind_label) == "other" for x in r.members):
@@ -124,7 +126,7 @@ def _item(r: Resolved, id_of: Mapping[Lid, str], warnings: list[str]) -> Item:
         kind_label=f["kind_label"],
         title_zh=f["title_zh"],
         title_original=title,
-        original_language=language_of(title),
+        original_language=langs[title] if title and title in langs else language_of(title),
         summary_zh=f["summary_zh"] or "",
         url=f["url"],
         publisher=f["publisher"],

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..models import Listing, PageReject, PageResult, Provenance
-from ..normalize import clean
+from ..normalize import clean, match_key
 from ..read import Locator
 from ..urls import check_url
 
@@ -108,4 +108,5 @@ class Page:
 
     def add(self, listing: Listing) -> None:
         listing.index = len(self.result.listings)
+        listing.key = match_key(listing.summary_zh)
         self.result.listings.append(listing)

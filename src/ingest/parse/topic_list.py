@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..models import Listing, TopicStats
-from ..normalize import clean, han_ratio, match_key
+from ..normalize import clean, han_count, han_ratio, match_key
 from .base import LEVELS, MAX_LINE_CHARS, MAX_LISTINGS, Line, Page, split_lines
 
 STATS = re.compile(r"^\s*([0-9]{1,9})\s*条精选(.*)$")
@@ -26,9 +26,14 @@ def is_summary_line(s: str) -> bool:
     False
     >>> is_summary_line("博客文章，介绍 TorchTPU 这一原生 PyTorch 后端，使 TPU 成为普通设备。")
     True
+    >>> is_summary_line("面向初学者的 torch.compile 教程，涉及 EmberShift 在 AsterNeuron "
+    ...                 "与 torch.compile 中的应用，提供 OpenAI 与 Anthropic 兼容 API。")
+    True
     """
     s = s.strip()
-    return han_ratio(s) >= 0.3 and (len(s) >= 40 or s.endswith(_SENTENCE_END))
+    if not (len(s) >= 40 or s.endswith(_SENTENCE_END)):
+        return False
+    return han_count(s) >= 8 and han_ratio(s) >= 0.1
 
 
 def parse_topic_list(page: Page) -> None:
