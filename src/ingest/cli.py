@@ -81,6 +81,11 @@ def _parser() -> argparse.ArgumentParser:
         help="parse files in N processes (default: 1); output is identical",
     )
     r.add_argument("--strict", action="store_true", help="exit 1 when anything was rejected")
+    r.add_argument("--engine", choices=["local", "dask"], default="local",
+                   help="local processes (default) or a Dask cluster (optional extra 'dask')")
+    r.add_argument("--scheduler", metavar="ADDRESS",
+                   help="with --engine dask: a running scheduler, e.g. tcp://10.0.0.5:8786; "
+                   "without it, a local cluster of --jobs workers")
     r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     r.set_defaults(func=_cmd_run)
     v = sub.add_parser(
@@ -118,9 +123,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out!r} exists and is not a folder")
     if not out_dir.parent.is_dir():
         raise UsageError(f"--out {args.out!r}: parent folder {str(out_dir.parent)!r} missing")
+    if args.scheduler and args.engine != "dask":
+        raise UsageError("--scheduler goes with --engine dask")
     inputs = collect_inputs(args.paths)
     with OutputLock(out_dir), _progress(len(inputs), quiet=args.quiet) as tick:
-        result = run(inputs, jobs=args.jobs, progress=tick)
+        if args.engine == "dask":
+            from .dask_engine import run_dask
+
+            result = run_dask(inputs, args.scheduler, args.jobs)
+        else:
+            result = run(inputs, jobs=args.jobs, progress=tick)
         publish(out_dir, render(result))
     if not args.quiet:
         _summary(result, out_dir)

@@ -10,7 +10,8 @@ Output (pydantic, ``extra="forbid"``): :class:`Item`, :class:`Topic`, :class:`Re
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Annotated, Literal
 
@@ -125,9 +126,24 @@ class PageResult:
     header: TopicHeader | None = None
     stats: TopicStats | None = None
 
+    slug: str | None = None  # the topic this page belongs to, once topics are joined
+    listings_elsewhere: int = 0  # listings kept on a worker while these facts travel
+
     @property
     def listings_read(self) -> int:
-        return len(self.listings) + sum(1 for r in self.rejects if r.is_listing)
+        return (len(self.listings) + self.listings_elsewhere
+                + sum(1 for r in self.rejects if r.is_listing))
+
+    def facts(self) -> PageResult:
+        """This page without its listings: what the driver of a distributed run needs."""
+        return replace(self, listings=[], listings_elsewhere=len(self.listings))
+
+    def with_slugs(self, slug_of: Mapping[str, str]) -> list[Listing]:
+        """This page's listings, each told the topic it is listed on."""
+        slug = slug_of.get(self.file)
+        for x in self.listings:
+            x.topic_key = slug
+        return self.listings
 
 
 # --------------------------------------------------------------------------- output

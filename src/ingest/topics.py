@@ -49,15 +49,16 @@ def join_topics(results: list[PageResult], warnings: list[str]) -> dict[str, Top
         groups.setdefault(h.slug, TopicGroup(h.slug)).pages.append(r)
         for k in h.description_keys:
             by_key.setdefault(k, set()).add(h.slug)
-        for x in r.listings:
-            x.topic_key = h.slug
+        r.slug = h.slug
     lists = sorted((r for r in results if r.stats is not None), key=lambda r: r.sha256)
     for r in lists:
         slug = _join_list(r, by_key, groups, warnings)
         groups.setdefault(slug, TopicGroup(slug)).lists.append(r)
-        for x in r.listings:
-            x.topic_key = slug
+        r.slug = slug
     _settle_headers(groups, warnings)
+    for r in results:
+        if r.slug is not None:
+            r.with_slugs({r.file: r.slug})
     return {k: groups[k] for k in sorted(groups)}
 
 

@@ -1,0 +1,105 @@
+"""The Dask engine gives byte-identical output to the local engine (2-worker cluster)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import ROOT, SEEDS, run_subprocess
+
+NAMES = ("items.jsonl", "topics.jsonl", "rejects.jsonl")
+
+
+def _report(out: Any) -> dict[str, Any]:
+    doc = out.report
+    doc["timing"] = {}
+    return doc
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated 1 MB corpus: cross-listing, near-duplicates, four encodings."""
+    folder = tmp_path_factory.mktemp("corpus") / "c"
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "gen_corpus.py"),
+            "--out",
+            str(folder),
+            "--size",
+            "1MB",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return folder
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Any:
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as c:
+        yield c
+
+
+def test_seeds_on_a_local_dask_cluster(ingest: Any) -> None:
+    local = ingest(SEEDS)
+    dask = ingest(SEEDS, args=("--engine", "dask", "--jobs", "2"))
+    assert dask.code == 0
+    for name in NAMES:
+        assert dask.bytes_of(name) == local.bytes_of(name), name
+    assert _report(dask) == _report(local)
+
+
+def test_generated_corpus_through_a_scheduler_address(
+    ingest: Any, corpus: Path, cluster: Any
+) -> None:
+    expected = json.loads((corpus / "expected.json").read_text("utf-8"))
+    local = ingest(corpus / "dumps", args=("--jobs", "2"))
+    dask = ingest(
+        corpus / "dumps", args=("--engine", "dask", "--scheduler", cluster.scheduler_address)
+    )
+    assert dask.code == 0
+    totals = dask.report["totals"]
+    assert (totals["listings"], totals["items"], totals["topics"]) == (
+        expected["listings"],
+        expected["items"],
+        expected["topics"],
+    )
+    assert totals["near_duplicate_merges"] > 0
+    for name in NAMES:
+        assert dask.bytes_of(name) == local.bytes_of(name), name
+    assert _report(dask) == _report(local)
+
+
+def test_scheduler_needs_the_dask_engine(tmp_path: Path) -> None:
+    proc = run_subprocess(
+        "run", str(SEEDS), "--out", str(tmp_path / "o"), "--scheduler", "tcp://127.0.0.1:8786"
+    )
+    assert proc.returncode == 2
+    assert "--scheduler goes with --engine dask" in proc.stderr
+
+
+def test_unreachable_scheduler_is_a_clear_error(tmp_path: Path) -> None:
+    proc = run_subprocess(
+        "run",
+        str(SEEDS),
+        "--out",
+        str(tmp_path / "o"),
+        "--engine",
+        "dask",
+        "--scheduler",
+        "tcp://127.0.0.1:9",
+    )
+    assert proc.returncode == 2
+    assert "cannot reach the Dask scheduler" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "o").exists()
