@@ -25,6 +25,9 @@ MAX_LINE_CHARS = 100_000
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _SURROGATE = re.compile(r"[\udc80-\udcff]")
 
+#: How a complete Chinese summary ends.
+SENTENCE_END = ("。", "！", "？", "…", "”", "）", "」", ".", "!", "?", ")")
+
 KINDS = {
     "博客": "blog",
     "帖子": "post",
@@ -105,6 +108,12 @@ class Page:
         if len(raw) > MAX_FIELD_CHARS:
             return "FIELD_TOO_LONG", f"{len(raw)} characters, over the cap of {MAX_FIELD_CHARS}"
         return None
+
+    def cut_short(self, line: Line) -> bool:
+        """Is this the file's last line, ending mid-sentence? (How a cut file looks: the
+        line-based page kinds have no footer to tell a cut from a short summary.)"""
+        is_last = line.start + len(line.text) >= len(self.text.rstrip())
+        return is_last and not line.text.rstrip().endswith(SENTENCE_END)
 
     def add(self, listing: Listing) -> None:
         listing.index = len(self.result.listings)

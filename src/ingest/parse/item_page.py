@@ -111,6 +111,8 @@ def _entry(page: Page, lines: list[Line], ordinal: int, role: str, anchor: Line)
         )
         return None
     problem = page.bad_raw(raw)
+    if problem is None and page.cut_short(lines[-1]):
+        problem = ("TRUNCATED_ITEM", "the file ends inside this entry's summary")
     if problem is not None:
         page.reject(first.start, where, problem[0], problem[1], raw)
         return None

@@ -128,6 +128,8 @@ def _listing(page: Page, title: Line | None, summary: Line, ordinal: int, *, orp
     where = f"line {first.number}"
     raw = (title.text + "\n" if title else "") + summary.text
     problem = page.bad_raw(raw)
+    if problem is None and page.cut_short(summary):
+        problem = ("TRUNCATED_ITEM", "the file ends inside this listing's summary")
     if problem is not None:
         page.reject(first.start, where, problem[0], problem[1], raw)
         return

@@ -25,10 +25,19 @@ _HEADER_MARK = re.compile(r"(?<!\S)-\s*(所属|网站)\s*[：:]\s*")
 _LINK = re.compile(r"\[((?:\\.|[^\]\\]){0,2000})\]\(([^()\s]{0,2000})\)")
 _SITE = re.compile(r"来源\s*[：:]\s*(.+?)\s*[（(]\s*(\S+?)\s*[）)]\s*$")
 _SLUG_BAD = re.compile(r"[^a-z0-9-]+")
+#: Anything numbered like a listing, also with full-width digits (which are never valid).
+_LOOSE = re.compile(r"(?<!\S)([0-9０-９]{1,6})[.．](?=\s|\[)")
+_HEADISH = re.compile(r"\]\(|[（(][^（()）\n]{0,30}[·・•][^（()）\n]{0,30}[）)]\s?[：:]")
 
-_MAX_TITLE = 2000
-_MAX_URL = 2000
-_MAX_META = 60
+# A listing head. Link text honours backslash escapes and up to two levels of nested
+# brackets, the link target one level of parentheses; every repetition is possessive and
+# bounded, and alternatives differ in their first character, so a match never backtracks.
+_TEXT = r"(?:\\.|[^\[\]\\\n])"
+_HEAD = re.compile(
+    rf"\[((?:{_TEXT}|\[(?:{_TEXT}|\[{_TEXT}{{0,500}}+\]){{0,500}}+\]){{0,1000}}+)\]"
+    r"\(((?:[^()\n]|\([^()\n]{0,500}+\)){0,2000}+)\)"
+    r"[ \t]*[（(]([^（()）\n]{0,60}+)[）)][ \t]*[：:]"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,15 +58,27 @@ def parse_topic_page(page: Page) -> None:
     page.result.header = _parse_header(page, text[:body_start])
     heads = _accepted_heads(page, text, body_start)
     footer = _find_footer(text, heads[-1].end if heads else body_start)
+    if not heads:
+        page.warn("NO_LISTINGS", "file", "a topic page without any listing")
     if footer is None:
         page.warn("FOOTER_MISSING", "file", "no '---' footer: the page may be truncated")
     else:
         _parse_footer(page, text[footer:])
     end_of_listings = footer if footer is not None else len(text)
+    broken = _broken_heads(text, body_start, heads, end_of_listings)
+    starts = sorted([h.start for h in heads[:MAX_LISTINGS]] + list(broken))
+    stop_of = dict(zip(starts, [*starts[1:], end_of_listings], strict=False))
     for i, head in enumerate(heads[:MAX_LISTINGS]):
-        stop = heads[i + 1].start if i + 1 < len(heads) else end_of_listings
-        truncated = footer is None and i == len(heads) - 1
-        _emit(page, head, text[head.end : stop], i, truncated)
+        truncated = footer is None and stop_of[head.start] == end_of_listings
+        _emit(page, head, text[head.end : stop_of[head.start]], i, truncated)
+    for start, number in broken.items():
+        page.reject(
+            start,
+            f"listing {number}",
+            "ITEM_MALFORMED",
+            "listing head is not '[title](url)（kind · level）：'",
+            text[start : stop_of[start]],
+        )
     if len(heads) > MAX_LISTINGS:
         h = heads[MAX_LISTINGS]
         page.reject(
@@ -204,67 +225,43 @@ def _accepted_heads(page: Page, text: str, start: int) -> list[Head]:
     return accepted
 
 
+def _broken_heads(text: str, start: int, heads: list[Head], end: int) -> dict[int, int]:
+    """start → number of listings whose head grammar is broken.
+
+    A failed candidate counts only where the numbering expects it (the next number after an
+    accepted head, with that number missing) and where it still looks like a head (a link
+    or a meta block follows): ``见 6. [x]`` inside a summary stays text.
+    """
+    taken = {h.start for h in heads}
+    failed = [
+        (m.start(1), int(m.group(1)))
+        for m in _LOOSE.finditer(text, start, end)
+        if m.start(1) not in taken
+    ]
+    out: dict[int, int] = {}
+    bounds = [(h.start, h.number) for h in heads] + [(end, None)]
+    i, expect = 0, 1
+    for b_start, b_num in bounds:  # one walk over both lists, both sorted by offset
+        while i < len(failed) and failed[i][0] < b_start:
+            f_start, f_num = failed[i]
+            i += 1
+            if (
+                f_num == expect
+                and (b_num is None or b_num > expect)
+                and _HEADISH.search(text, f_start, min(b_start, f_start + 400))
+            ):
+                out[f_start] = f_num
+                expect += 1
+        expect = (b_num or 0) + 1
+    return out
+
+
 def _scan_head(text: str, m: re.Match[str]) -> Head | None:
-    """Check the full head grammar at a candidate; bounded work per candidate."""
-    i = m.end() - 1  # at '['
-    close = _match_bracket(text, i, "[", "]", _MAX_TITLE)
-    if close is None or text[close + 1 : close + 2] != "(":
+    """Check the full head grammar at a candidate: one anchored match, no backtracking."""
+    h = _HEAD.match(text, m.end() - 1)
+    if h is None:
         return None
-    url_end = _match_bracket(text, close + 1, "(", ")", _MAX_URL)
-    if url_end is None:
-        return None
-    j = _skip_spaces(text, url_end + 1)
-    if text[j : j + 1] not in ("（", "("):
-        return None
-    meta_end = _find_any(text, j + 1, "）)", _MAX_META)
-    if meta_end is None:
-        return None
-    k = _skip_spaces(text, meta_end + 1)
-    if text[k : k + 1] not in ("：", ":"):
-        return None
-    return Head(
-        int(m.group(1)),
-        m.start(1),
-        k + 1,
-        text[i + 1 : close],
-        text[close + 2 : url_end],
-        text[j + 1 : meta_end],
-    )
-
-
-def _match_bracket(text: str, i: int, open_: str, close: str, limit: int) -> int | None:
-    depth = 0
-    end = min(len(text), i + limit)
-    while i < end:
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "\n":
-            return None
-        if ch == open_:
-            depth += 1
-        elif ch == close:
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None
-
-
-def _find_any(text: str, i: int, chars: str, limit: int) -> int | None:
-    for j in range(i, min(len(text), i + limit)):
-        if text[j] in chars:
-            return j
-        if text[j] == "\n":
-            return None
-    return None
-
-
-def _skip_spaces(text: str, i: int) -> int:
-    while i < len(text) and text[i] in " \t":
-        i += 1
-    return i
+    return Head(int(m.group(1)), m.start(1), h.end(), h.group(1), h.group(2), h.group(3))
 
 
 def _emit(page: Page, head: Head, raw_summary: str, ordinal: int, truncated: bool) -> None:
