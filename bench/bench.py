@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import itertools
 import json
 import os
 import re
@@ -31,8 +32,11 @@ SPLIT = re.compile(r"\s(?=[0-9]+\. \[)")
 
 
 def _decode(data: bytes) -> str:
-    for bom, codec in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-                       (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, codec in (
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
         if data.startswith(bom):
             return data.decode(codec)
     try:
@@ -79,9 +83,20 @@ def corpus_for(size: str, seed: int) -> Path:
     folder = HERE / "corpus" / f"{size}-seed{seed}"
     if not (folder / "expected.json").is_file():
         print(f"generating {size} corpus in {folder} ...", file=sys.stderr)
-        subprocess.run([sys.executable, str(HERE / "gen_corpus.py"), "--out", str(folder),
-                        "--size", size, "--seed", str(seed)], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                str(HERE / "gen_corpus.py"),
+                "--out",
+                str(folder),
+                "--size",
+                size,
+                "--seed",
+                str(seed),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     return folder
 
 
@@ -92,23 +107,50 @@ def bench_one(size: str, seed: int, jobs: int, engine: list[str]) -> dict[str, f
     mb = expected["bytes"] / 1e6
     work = HERE / "out" / size
     work.mkdir(parents=True, exist_ok=True)
-    fa, rss_a, out_a = timed([sys.executable, __file__, "--floor", str(dumps),
-                              str(work / "floor.jsonl")])
-    fb, rss_b, _ = timed([sys.executable, "-m", "ingest", "run", str(dumps), "--out",
-                          str(work / "ingest"), "--jobs", str(jobs), "--quiet", *engine])
+    fa, rss_a, out_a = timed(
+        [sys.executable, __file__, "--floor", str(dumps), str(work / "floor.jsonl")]
+    )
+    fb, rss_b, _ = timed(
+        [
+            sys.executable,
+            "-m",
+            "ingest",
+            "run",
+            str(dumps),
+            "--out",
+            str(work / "ingest"),
+            "--jobs",
+            str(jobs),
+            "--quiet",
+            *engine,
+        ]
+    )
     report = json.loads((work / "ingest" / "report.json").read_text(encoding="utf-8"))
     totals = report["totals"]
     check = {k: (totals[k], expected[k]) for k in ("listings", "items", "topics")}
-    row = {"MB": mb, "floor_s": fa, "ingest_s": fb, "ratio": fb / fa,
-           "floor_MBps": mb / fa, "ingest_MBps": mb / fb,
-           "listings_per_s": totals["listings"] / fb, "floor_rss_MB": rss_a,
-           "ingest_rss_MB": rss_b}
-    print(f"\n== {size} corpus (seed {seed}): {mb:.1f} MB, {expected['listings']} listings, "
-          f"{sum(expected['files'].values())} files; ingest --jobs {jobs} {' '.join(engine)}")
-    print(f"floor  (a): {fa:7.2f} s  {mb / fa:7.1f} MB/s  peak RSS {rss_a:5d} MB  "
-          f"({out_a.strip()} listings cut)")
-    print(f"ingest (b): {fb:7.2f} s  {mb / fb:7.1f} MB/s  peak RSS {rss_b:5d} MB  "
-          f"{totals['listings'] / fb:9.0f} listings/s")
+    row = {
+        "MB": mb,
+        "floor_s": fa,
+        "ingest_s": fb,
+        "ratio": fb / fa,
+        "floor_MBps": mb / fa,
+        "ingest_MBps": mb / fb,
+        "listings_per_s": totals["listings"] / fb,
+        "floor_rss_MB": rss_a,
+        "ingest_rss_MB": rss_b,
+    }
+    print(
+        f"\n== {size} corpus (seed {seed}): {mb:.1f} MB, {expected['listings']} listings, "
+        f"{sum(expected['files'].values())} files; ingest --jobs {jobs} {' '.join(engine)}"
+    )
+    print(
+        f"floor  (a): {fa:7.2f} s  {mb / fa:7.1f} MB/s  peak RSS {rss_a:5d} MB  "
+        f"({out_a.strip()} listings cut)"
+    )
+    print(
+        f"ingest (b): {fb:7.2f} s  {mb / fb:7.1f} MB/s  peak RSS {rss_b:5d} MB  "
+        f"{totals['listings'] / fb:9.0f} listings/s"
+    )
     print(f"ratio b/a : {fb / fa:7.2f}")
     print(f"ingest timing (report.json): {report['timing']}")
     for k, (got, want) in check.items():
@@ -119,8 +161,9 @@ def bench_one(size: str, seed: int, jobs: int, engine: list[str]) -> dict[str, f
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--size", default="25MB")
     p.add_argument("--sizes", help="comma-separated sizes, each double the one before")
     p.add_argument("--seed", type=int, default=0)
@@ -135,9 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     sizes = args.sizes.split(",") if args.sizes else [args.size]
     rows = [bench_one(s, args.seed, args.jobs, engine) for s in sizes]
     if len(rows) > 1:
-        print("\ngrowth: " + ", ".join(
-            f"t({b['MB']:.0f})/t({a['MB']:.0f}) = {b['ingest_s'] / a['ingest_s']:.2f}"
-            for a, b in zip(rows, rows[1:], strict=False)))
+        print(
+            "\ngrowth: "
+            + ", ".join(
+                f"t({b['MB']:.0f})/t({a['MB']:.0f}) = {b['ingest_s'] / a['ingest_s']:.2f}"
+                for a, b in itertools.pairwise(rows)
+            )
+        )
     return 0 if all(r["counts_ok"] for r in rows) else 1
 
 

@@ -76,6 +76,7 @@ class Page:
         self.result = result
         self.text = text
         self._loc = locator
+        self._end = len(text.rstrip())
 
     def prov(self, offset: int, locator: str) -> Provenance:
         byte, line = self._loc.at(offset)
@@ -112,7 +113,7 @@ class Page:
     def cut_short(self, line: Line) -> bool:
         """Is this the file's last line, ending mid-sentence? (How a cut file looks: the
         line-based page kinds have no footer to tell a cut from a short summary.)"""
-        is_last = line.start + len(line.text) >= len(self.text.rstrip())
+        is_last = line.start + len(line.text) >= self._end
         return is_last and not line.text.rstrip().endswith(SENTENCE_END)
 
     def add(self, listing: Listing) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..models import Listing, TopicStats
-from ..normalize import clean, han_count, han_ratio, match_key
+from ..normalize import clean, han_count, han_ratio, has_han, match_key
 from .base import LEVELS, MAX_LINE_CHARS, MAX_LISTINGS, Line, Page, split_lines
 
 STATS = re.compile(r"^\s*([0-9]{1,9})\s*条精选(.*)$")
@@ -59,7 +59,9 @@ def parse_topic_list(page: Page) -> None:
                 line.text,
             )
             i += 1
-        elif not is_summary_line(body[i + 1].text) and is_summary_line(_peek(body, i + 2)):
+        elif not is_summary_line(body[i + 1].text) and (
+            is_summary_line(_peek(body, i + 2)) or not has_han(body[i + 1].text)
+        ):
             page.reject(
                 line.start,
                 f"line {line.number}",

@@ -1,0 +1,89 @@
+"""Parse time on adversarial inputs must grow linearly: t(2n)/t(n) ≤ 2.5 from 1 MB up.
+
+Each shape targets a way a parser goes superlinear (BAD_INPUTS I1, B7): unclosed brackets
+and parentheses, nested brackets, meta blocks that never close, long space runs, numbers
+that look like listings, and line-based pages with huge line counts. Each input is parsed
+through the real per-file map (decode, detect, parse); the median of 3 runs is reported.
+
+    python bench/adversarial.py                  # 1, 2, 4 MB
+    python bench/adversarial.py --sizes 1,2,4,8  # MB
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+from ingest.parse import parse_bytes
+
+HEADER = (
+    "# 测试主题 测试用的描述。 - 所属：[分类]() - 网站：[https://oplearnx.com/topics/t]() "
+    "## 推荐学习顺序 "
+)
+SUMMARY = "这是一段足够长的中文摘要，用来把标题行和摘要行区分开来，内容本身没有意义。"
+
+
+def _repeat(unit: str, n: int) -> str:
+    return unit * max(1, n // len(unit.encode()))
+
+
+SHAPES: dict[str, Callable[[int], str]] = {
+    "unclosed '['": lambda n: HEADER + _repeat("1. [", n),
+    "nested '[' then '](' ": lambda n: HEADER + _repeat("1. [" * 100 + "](", n),
+    "unclosed '(' in target": lambda n: HEADER + _repeat("1. [a](" + "(" * 50, n),
+    "unclosed meta '（'": lambda n: HEADER + _repeat("1. [a]()（" + "·" * 50, n),
+    "space run": lambda n: HEADER + "1. [a]()" + " " * n,
+    "listing-like numbers": lambda n: HEADER + _repeat("7. [x] 见 8. 和 ", n),
+    "valid listings": lambda n: (
+        HEADER
+        + "".join(f"{i}. [标题 {i}]()（博客 · 入门）：{SUMMARY}{i} " for i in range(1, n // 150))
+    ),
+    "topic list, many lines": lambda n: (
+        "描述。\n9 条精选 · 入门 1\n" + _repeat(f"Title\n{SUMMARY}\n", n)
+    ),
+    "topic list, titles only": lambda n: "描述。\n9 条精选 · 入门 1\n" + _repeat("Title\n", n),
+    "item page, many related": lambda n: (
+        f"某处··1 天前\n标题\nTitle\n{SUMMARY}\n- 分级\n- 值得看\n推荐阅读\n"
+        + _repeat(f"相关\nRelated\n{SUMMARY}\n", n)
+    ),
+}
+
+
+def median_time(data: bytes) -> float:
+    times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        parse_bytes("adversarial.txt", data)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--sizes", default="1,2,4", help="MB, each double the one before")
+    args = p.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    worst = 0.0
+    print(f"{'shape':28s}" + "".join(f"{s:>8d}MB" for s in sizes) + "   t(2n)/t(n)")
+    for name, make in SHAPES.items():
+        times = [median_time(make(s * 1_000_000).encode()) for s in sizes]
+        ratios = [b / a for a, b in itertools.pairwise(times)]
+        worst = max(worst, *ratios)
+        print(
+            f"{name:28s}"
+            + "".join(f"{t:9.3f}s" for t in times)
+            + "   "
+            + ", ".join(f"{r:.2f}" for r in ratios)
+        )
+    print(f"worst t(2n)/t(n): {worst:.2f} (goal ≤ 2.5)")
+    return 0 if worst <= 2.5 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
