@@ -149,7 +149,7 @@ def match_key(s: str) -> str:
     Punctuation goes first, so NFKC rarely has work to do (full-width punctuation defeats
     its quick check and would cost most of the time).
 
-    >>> match_key("Torch\\_XLA （旧方式） ❤️") == match_key("torch_xla(旧方式)")
+    >>> match_key("Torch_XLA （旧方式） ❤️") == match_key(r"torch\\_xla(旧方式)")
     True
     >>> match_key("ＡＩ Ⅻ Straße")
     'aixiistrasse'
