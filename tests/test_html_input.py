@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import SEEDS
 
 HTML = Path(__file__).parent / "fixtures" / "html"

@@ -8,7 +8,9 @@ paths, a held lock or a failed write.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,9 +35,19 @@ examples:
 """
 
 
+class _Terminated(BaseException):
+    """SIGTERM arrived: unwind (the staging folder is removed), publish nothing."""
+
+
+def _on_term(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_term) if main_thread else None
     try:
         code: int = args.func(args)
     except IngestError as e:
@@ -44,6 +56,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ingest: interrupted; the previous output is left as it was", file=sys.stderr)
         return 130
+    except _Terminated:
+        print("ingest: terminated; the previous output is left as it was", file=sys.stderr)
+        return 143
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
     return code
 
 
@@ -81,11 +99,18 @@ def _parser() -> argparse.ArgumentParser:
         help="parse files in N processes (default: 1); output is identical",
     )
     r.add_argument("--strict", action="store_true", help="exit 1 when anything was rejected")
-    r.add_argument("--engine", choices=["local", "dask"], default="local",
-                   help="local processes (default) or a Dask cluster (optional extra 'dask')")
-    r.add_argument("--scheduler", metavar="ADDRESS",
-                   help="with --engine dask: a running scheduler, e.g. tcp://10.0.0.5:8786; "
-                   "without it, a local cluster of --jobs workers")
+    r.add_argument(
+        "--engine",
+        choices=["local", "dask"],
+        default="local",
+        help="local processes (default) or a Dask cluster (optional extra 'dask')",
+    )
+    r.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --engine dask: a running scheduler, e.g. tcp://10.0.0.5:8786; "
+        "without it, a local cluster of --jobs workers",
+    )
     r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     r.set_defaults(func=_cmd_run)
     v = sub.add_parser(

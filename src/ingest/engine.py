@@ -8,6 +8,7 @@ bug, but it must not lose the run: it becomes an INTERNAL_ERROR reject of that f
 from __future__ import annotations
 
 import multiprocessing as mp
+import signal
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
@@ -51,8 +52,14 @@ def pmap(func: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[R]:
         return
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
     chunk = max(1, min(64, len(items) // (jobs * 8)))
-    with ctx.Pool(jobs) as pool:
+    with ctx.Pool(jobs, initializer=_worker_signals) as pool:
         yield from pool.imap(func, items, chunksize=chunk)
+
+
+def _worker_signals() -> None:
+    """Workers die quietly with the run: the parent alone handles SIGTERM and Ctrl-C."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def languages(titles: Iterable[str | None], jobs: int) -> dict[str, str | None]:

@@ -130,12 +130,16 @@ def clean(s: str, *, markdown: bool = False, warn: Callable[[str], None] | None 
     """
     if not s.isascii():
         s = unicodedata.normalize("NFC", s)
+        if warn is not None and ("\u2028" in s or "\u2029" in s):
+            warn("ODD_WHITESPACE")  # line/paragraph separators: collapsed to a space
     if markdown and "\\" in s:
         s = md_unescape(s)
     if "<" in s or "&" in s:
         s, had_markup = strip_markup(s)
-        if had_markup and warn is not None:
-            warn("MARKUP_REMOVED")
+        if had_markup:
+            s = unicodedata.normalize("NFC", s)  # a removed tag or entity can join a sequence
+            if warn is not None:
+                warn("MARKUP_REMOVED")
     if _REMOVED_RE.search(s) is not None:
         s = unicodedata.normalize("NFC", _REMOVED_RE.sub("", s))
         if warn is not None:

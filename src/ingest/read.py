@@ -429,5 +429,7 @@ class Locator:
         self._byte += len(chunk.encode(self._codec, errors="surrogateescape"))
         # CRLF, lone CR and LF each end a line (as in parse.base.split_lines).
         self._line += chunk.count("\n") + chunk.count("\r") - chunk.count("\r\n")
+        if chunk.startswith("\n") and self._char and self._text[self._char - 1] == "\r":
+            self._line -= 1  # the CR that ended the previous chunk already counted this line
         self._char = offset
         return self._bom + self._byte, self._line

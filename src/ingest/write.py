@@ -7,7 +7,10 @@ sees either the complete previous set of files or the complete new set, never a 
 of a killed run are removed at the start of the next one. ``OutputLock`` is an ``flock`` on
 ``{parent}/.{name}.lock`` (outside ``out_dir``, which gets swapped); the kernel drops it when the
 holder dies, so a crashed run never blocks the next. ``INGEST_FAULT=<point>:<action>`` injects a
-crash (``kill``) or an error (``enospc``, ``eio``) at a named point, for tests.
+crash (``kill``: exit 137 on the spot), a SIGTERM sent to itself (``term``) or an error
+(``enospc``, ``eio``) at a named point, for tests. An exception of any kind before the swap
+(an OSError, or a KeyboardInterrupt or SystemExit raised by a signal handler) removes the
+staging folder; the previous output is never touched before the swap.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -73,7 +77,7 @@ class _Fault:
     @classmethod
     def from_env(cls) -> _Fault:
         point, _, action = os.environ.get(FAULT_ENV, "").partition(":")
-        if point in FAULT_POINTS and (action == "kill" or action in _FAULT_ERRNOS):
+        if point in FAULT_POINTS and (action in ("kill", "term") or action in _FAULT_ERRNOS):
             return cls(point, action)
         return cls()
 
@@ -82,6 +86,9 @@ class _Fault:
             return
         if self.action == "kill":
             os._exit(_KILL_EXIT)
+        if self.action == "term":
+            os.kill(os.getpid(), signal.SIGTERM)  # delivered before kill() returns
+            return
         code = _FAULT_ERRNOS[self.action]
         raise OSError(code, os.strerror(code), str(path))
 
@@ -154,8 +161,8 @@ def _pid_alive(pid: int) -> bool:
 
 def _describe(target: Path, e: OSError) -> str:
     reason = e.strerror or str(e)
-    where = f" (at '{e.filename}')" if e.filename and str(e.filename) != str(target) else ""
-    return f"cannot publish output folder '{target}': {reason}{where}"
+    where = f" (at {str(e.filename)!r})" if e.filename and str(e.filename) != str(target) else ""
+    return f"cannot publish output folder {str(target)!r}: {reason}{where}"
 
 
 def _check_names(files: Mapping[str, bytes]) -> None:
@@ -246,9 +253,9 @@ def publish(out_dir: Path, files: Mapping[str, bytes]) -> None:
     """
     target = _real(out_dir)
     if os.path.lexists(target) and not target.is_dir():
-        raise PublishError(f"output path '{target}' exists but is not a directory")
+        raise PublishError(f"output path {str(target)!r} exists but is not a directory")
     if not target.name:
-        raise PublishError(f"output path '{target}' cannot be replaced")
+        raise PublishError(f"output path {str(target)!r} cannot be replaced")
     _check_names(files)
     fault = _Fault.from_env()
     staging = _side_path(target, "staging")
@@ -261,6 +268,9 @@ def publish(out_dir: Path, files: Mapping[str, bytes]) -> None:
     except OSError as e:
         shutil.rmtree(staging, ignore_errors=True)
         raise PublishError(_describe(target, e)) from e
+    except BaseException:  # e.g. SIGTERM turned into an exception: leave no staging behind
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     _finish(target, old, fault)
 
 
@@ -268,7 +278,7 @@ def _finish(target: Path, old: Path | None, fault: _Fault) -> None:
     try:
         _fsync_dir(target.parent)
     except OSError as e:
-        raise PublishError(f"published '{target}' but could not sync it: {e.strerror}") from e
+        raise PublishError(f"published {str(target)!r} but could not sync it: {e.strerror}") from e
     with contextlib.suppress(OSError):  # best effort: the next run's _clean_stale retries
         fault.hit("after_publish", old or target)
         if old is not None:
@@ -290,7 +300,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         reason = e.strerror or str(e)
-        raise PublishError(f"cannot write '{path}': {reason}") from e
+        raise PublishError(f"cannot write {str(path)!r}: {reason}") from e
 
 
 def _utc_now() -> str:
@@ -341,7 +351,7 @@ class OutputLock:
             holder = _describe_holder(os.pread(fd, 4096, 0))
             os.close(fd)
             raise OutputLocked(
-                f"output folder '{self.out_dir}' is in use by another ingest run ({holder})"
+                f"output folder {str(self.out_dir)!r} is in use by another ingest run ({holder})"
             ) from None
         self._fd = fd
         _HELD.add(str(self._target))
@@ -364,4 +374,4 @@ class OutputLock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as e:
-            raise PublishError(f"cannot create lock file '{self.path}': {e.strerror}") from e
+            raise PublishError(f"cannot create lock file {str(self.path)!r}: {e.strerror}") from e

@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 from types import ModuleType
 
-from ..detect import detect
 from ..models import Format, PageReject, PageResult, Provenance
 from ..read import Decoded, InputFile, Locator, decode, read_bytes
 from .base import Page, excerpt
+from .detect import detect
 from .item_page import parse_item_page
 from .topic_list import parse_topic_list
 from .topic_page import parse_topic_page

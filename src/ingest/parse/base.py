@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..models import Listing, PageReject, PageResult, Provenance
 from ..normalize import clean, match_key
-from ..read import Locator
+from ..read import Locator, cut_tail_length
 from ..urls import check_url
 
 #: A single field longer than this is refused (FIELD_TOO_LONG).
@@ -25,8 +25,23 @@ MAX_LINE_CHARS = 100_000
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _SURROGATE = re.compile(r"[\udc80-\udcff]")
 
-#: How a complete Chinese summary ends.
-SENTENCE_END = ("。", "！", "？", "…", "”", "）", "」", ".", "!", "?", ")")
+_CLOSERS = "”’）」』)\"' "
+_FULL_STOPS = ("。", "！", "？", "…", "!", "?")
+
+
+def ends_sentence(s: str) -> bool:
+    """Does the text end like a complete sentence (closing quotes and brackets aside)?
+
+    A cut summary usually does not: ``v1.`` and ``（含编译）`` end mid-sentence.
+
+    >>> [ends_sentence(s) for s in ("读者。", "（见附录。）", "PyTorch v1.", "the model.", "a）")]
+    [True, True, False, True, False]
+    """
+    s = s.rstrip(_CLOSERS)
+    if s.endswith(_FULL_STOPS):
+        return True
+    return s.endswith(".") and len(s) > 1 and s[-2].isalpha() and s[-2].isascii()
+
 
 KINDS = {
     "博客": "blog",
@@ -77,6 +92,7 @@ class Page:
         self.text = text
         self._loc = locator
         self._end = len(text.rstrip())
+        self._cut_tail = cut_tail_length(text)
 
     def prov(self, offset: int, locator: str) -> Provenance:
         byte, line = self._loc.at(offset)
@@ -105,6 +121,9 @@ class Page:
         """A reason to refuse a listing whose raw text is unusable, or None."""
         m = _SURROGATE.search(raw)
         if m is not None:
+            tail = self._cut_tail
+            if tail and m.start() == len(raw) - tail and raw.endswith(self.text[-tail:]):
+                return "TRUNCATED_ITEM", "the file ends inside a multi-byte character: cut short"
             return "INVALID_UTF8", f"invalid UTF-8 byte 0x{ord(m.group()) - 0xDC00:02x} inside"
         if len(raw) > MAX_FIELD_CHARS:
             return "FIELD_TOO_LONG", f"{len(raw)} characters, over the cap of {MAX_FIELD_CHARS}"
@@ -113,8 +132,10 @@ class Page:
     def cut_short(self, line: Line) -> bool:
         """Is this the file's last line, ending mid-sentence? (How a cut file looks: the
         line-based page kinds have no footer to tell a cut from a short summary.)"""
-        is_last = line.start + len(line.text) >= self._end
-        return is_last and not line.text.rstrip().endswith(SENTENCE_END)
+        return self.is_last(line) and not ends_sentence(line.text)
+
+    def is_last(self, line: Line) -> bool:
+        return line.start + len(line.text) >= self._end
 
     def add(self, listing: Listing) -> None:
         listing.index = len(self.result.listings)

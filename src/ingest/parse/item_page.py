@@ -11,7 +11,8 @@ import datetime as dt
 import re
 
 from ..models import Listing
-from .base import MAX_LINE_CHARS, MAX_LISTINGS, Line, Page, split_lines
+from ..normalize import has_han
+from .base import MAX_LINE_CHARS, MAX_LISTINGS, Line, Page, ends_sentence, split_lines
 from .topic_list import is_summary_line
 
 RELATED_HEADING = "推荐阅读"
@@ -33,7 +34,14 @@ def parse_item_page(page: Page) -> None:
             return
     publisher, age = _byline(page, lines[0])
     kv_at = next((i for i, ln in enumerate(lines) if i > 0 and _is_kv(ln)), None)
-    rel_at = next((i for i, ln in enumerate(lines) if ln.text.strip() == RELATED_HEADING), None)
+    rel_at = next(
+        (
+            i
+            for i, ln in enumerate(lines)
+            if i >= (kv_at or 0) and ln.text.strip() == RELATED_HEADING
+        ),
+        None,
+    )
     main_end = min(x for x in (kv_at, rel_at, len(lines)) if x is not None)
     facts = _kv(page, lines[main_end : rel_at if rel_at is not None else len(lines)])
     main = _entry(page, lines[1:main_end], 0, "main", lines[0])
@@ -129,23 +137,49 @@ def _entry(page: Page, lines: list[Line], ordinal: int, role: str, anchor: Line)
 
 
 def _related(page: Page, lines: list[Line]) -> None:
-    """Split the related reading into entries: each ends at its summary line (an entry's
-    first line is always its title, however much it reads like prose)."""
-    ordinal = 0
-    chunk: list[Line] = []
-    for ln in lines:
-        chunk.append(ln)
-        if (len(chunk) >= 2 and is_summary_line(ln.text)) or len(chunk) == 3:
-            _add_related(page, chunk, ordinal + 1)
-            ordinal += 1
-            chunk = []
-        if ordinal >= MAX_LISTINGS:
-            break
-    if chunk:
-        _add_related(page, chunk, ordinal + 1)
+    """Split the related reading into entries; an entry missing its summary is rejected
+    alone (its title lines), and the next entry starts where the next title does."""
+    i, ordinal = 0, 0
+    while i < len(lines) and ordinal < MAX_LISTINGS:
+        size = _entry_size(lines, i)
+        if size < 0 and i + 3 >= len(lines):
+            size = i - len(lines)  # the file ends inside this entry: all of the rest is it
+        ordinal += 1
+        _add_related(page, lines[i : i + abs(size)], ordinal, complete=size > 0)
+        i += abs(size)
 
 
-def _add_related(page: Page, chunk: list[Line], ordinal: int) -> None:
+def _entry_size(lines: list[Line], i: int) -> int:
+    """Lines of the entry starting at ``lines[i]`` (its Chinese title, however much it reads
+    like prose): 2 or 3 when it ends with its summary, negative when it has none."""
+    if _summary_at(lines, i + 1):
+        return 2
+    if i + 1 < len(lines) and _summary_at(lines, i + 2):
+        return 3
+    return -2 if i + 1 < len(lines) and not has_han(lines[i + 1].text) else -1
+
+
+def _summary_at(lines: list[Line], j: int) -> bool:
+    """Is ``lines[j]`` a summary? One that does not end a sentence must be followed by a
+    Chinese title line (or nothing): a title followed by an English title is a title."""
+    if j >= len(lines) or not is_summary_line(lines[j].text):
+        return False
+    return ends_sentence(lines[j].text) or j + 1 >= len(lines) or has_han(lines[j + 1].text)
+
+
+def _add_related(page: Page, chunk: list[Line], ordinal: int, *, complete: bool) -> None:
+    if not complete:
+        cut = page.is_last(chunk[-1])
+        page.reject(
+            chunk[0].start,
+            f"related {ordinal}",
+            "TRUNCATED_ITEM" if cut else "MISSING_FIELD",
+            "the file ends before this related entry's summary"
+            if cut
+            else "a related entry without its summary line",
+            "\n".join(x.text for x in chunk),
+        )
+        return
     entry = _entry(page, chunk, ordinal, "related", chunk[0])
     if entry is not None:
         page.add(entry)

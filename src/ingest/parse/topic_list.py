@@ -12,11 +12,10 @@ import re
 
 from ..models import Listing, TopicStats
 from ..normalize import clean, han_count, han_ratio, has_han, match_key
-from .base import LEVELS, MAX_LINE_CHARS, MAX_LISTINGS, Line, Page, split_lines
+from .base import LEVELS, MAX_LINE_CHARS, MAX_LISTINGS, Line, Page, ends_sentence, split_lines
 
 STATS = re.compile(r"^\s*([0-9]{1,9})\s*条精选(.*)$")
 _LEVEL_COUNT = re.compile(r"^(\S+)\s+([0-9]{1,9})$")
-_SENTENCE_END = ("。", "！", "？", "…", "”", "）")
 
 
 def is_summary_line(s: str) -> bool:
@@ -31,7 +30,7 @@ def is_summary_line(s: str) -> bool:
     True
     """
     s = s.strip()
-    if not (len(s) >= 40 or s.endswith(_SENTENCE_END)):
+    if not (len(s) >= 40 or ends_sentence(s)):
         return False
     return han_count(s) >= 8 and han_ratio(s) >= 0.1
 
@@ -50,18 +49,17 @@ def parse_topic_list(page: Page) -> None:
             _listing(page, None, line, ordinal, orphan=True)
             ordinal += 1
             i += 1
-        elif i + 1 >= len(body):
+        elif i + 1 >= len(body) or (page.is_last(body[i + 1]) and not _pairs(body, i)):
+            raw = "\n".join(x.text for x in body[i : i + 2])
             page.reject(
                 line.start,
                 f"line {line.number}",
                 "TRUNCATED_ITEM",
-                "a title line with no summary after it at the end of the file",
-                line.text,
+                "the file ends before this listing's summary does",
+                raw,
             )
-            i += 1
-        elif not is_summary_line(body[i + 1].text) and (
-            is_summary_line(_peek(body, i + 2)) or not has_han(body[i + 1].text)
-        ):
+            i += 2
+        elif not _pairs(body, i):
             page.reject(
                 line.start,
                 f"line {line.number}",
@@ -70,6 +68,16 @@ def parse_topic_list(page: Page) -> None:
                 line.text,
             )
             i += 1
+        elif _wrapped(body, i + 1):
+            raw = "\n".join(x.text for x in body[i : i + 3])
+            page.reject(
+                line.start,
+                f"line {line.number}",
+                "PAIRING_ERROR",
+                "the summary goes on over the next line (wrapped?)",
+                raw,
+            )
+            i += 3
         else:
             _listing(page, line, body[i + 1], ordinal, orphan=False)
             ordinal += 1
@@ -83,6 +91,21 @@ def parse_topic_list(page: Page) -> None:
             f"more than {MAX_LISTINGS} listings; the rest is not read",
             ln.text,
         )
+
+
+def _pairs(body: list[Line], i: int) -> bool:
+    """Can the title at ``body[i]`` pair with the next line as its summary? Not when that
+    line is a title itself: no Chinese at all, or a summary line follows it."""
+    nxt = body[i + 1].text
+    return is_summary_line(nxt) or (has_han(nxt) and not is_summary_line(_peek(body, i + 2)))
+
+
+def _wrapped(body: list[Line], j: int) -> bool:
+    """Does the summary at ``body[j]`` stop mid-sentence, with more summary-like text on the
+    next line (a wrapped line, or a title missing after a cut summary: either way unsafe)?"""
+    return (
+        j + 1 < len(body) and not ends_sentence(body[j].text) and is_summary_line(body[j + 1].text)
+    )
 
 
 def _peek(body: list[Line], i: int) -> str:

@@ -57,26 +57,32 @@ def parse_topic_page(page: Page) -> None:
     body_start = _header_end(text)
     page.result.header = _parse_header(page, text[:body_start])
     heads = _accepted_heads(page, text, body_start)
-    footer = _find_footer(text, heads[-1].end if heads else body_start)
+    footer = _find_footer(page, text, heads[-1].end if heads else body_start)
     if not heads:
         page.warn("NO_LISTINGS", "file", "a topic page without any listing")
     if footer is None:
         page.warn("FOOTER_MISSING", "file", "no '---' footer: the page may be truncated")
     else:
         _parse_footer(page, text[footer:])
-    end_of_listings = footer if footer is not None else len(text)
-    broken = _broken_heads(text, body_start, heads, end_of_listings)
+    end = footer if footer is not None else len(text)
+    broken = _broken_heads(text, body_start, heads, end)
+    ambiguous = _ambiguous(heads)
     starts = sorted([h.start for h in heads[:MAX_LISTINGS]] + list(broken))
-    stop_of = dict(zip(starts, [*starts[1:], end_of_listings], strict=False))
+    stop_of = dict(zip(starts, [*starts[1:], end], strict=False))
     for i, head in enumerate(heads[:MAX_LISTINGS]):
-        truncated = footer is None and stop_of[head.start] == end_of_listings
-        _emit(page, head, text[head.end : stop_of[head.start]], i, truncated)
+        stop = stop_of[head.start]
+        if footer is None and stop == end:
+            reason: str | None = "TRUNCATED_ITEM"
+        else:
+            reason = "AMBIGUOUS_BOUNDARY" if head.start in ambiguous else None
+        _emit(page, head, text[head.end : stop], i, reason)
     for start, number in broken.items():
+        cut = footer is None and stop_of[start] == end
         page.reject(
             start,
             f"listing {number}",
-            "ITEM_MALFORMED",
-            "listing head is not '[title](url)（kind · level）：'",
+            "TRUNCATED_ITEM" if cut else "ITEM_MALFORMED",
+            _REASONS["TRUNCATED_ITEM" if cut else "ITEM_MALFORMED"],
             text[start : stop_of[start]],
         )
     if len(heads) > MAX_LISTINGS:
@@ -88,6 +94,14 @@ def parse_topic_page(page: Page) -> None:
             f"more than {MAX_LISTINGS} listings; the rest of the page is not read",
             text[h.start : h.start + 200],
         )
+
+
+_REASONS = {
+    "TRUNCATED_ITEM": "last listing of a page without its footer: it may be cut short",
+    "ITEM_MALFORMED": "listing head is not '[title](url)（kind · level）：'",
+    "AMBIGUOUS_BOUNDARY": "two listings numbered alike: one may be text inside this listing's "
+    "summary, so where it ends is not known",
+}
 
 
 # --------------------------------------------------------------------------- header/footer
@@ -179,11 +193,16 @@ def _slug(page: Page, url: str | None) -> str:
     return ""
 
 
-def _find_footer(text: str, after: int) -> int | None:
-    last = None
-    for m in _FOOTER.finditer(text, after):
-        last = m.start()
-    return last
+def _find_footer(page: Page, text: str, after: int) -> int | None:
+    """The first '---' after the last listing head; later ones are warned about."""
+    found = [m.start() for m in _FOOTER.finditer(text, after)]
+    if len(found) > 1:
+        page.warn(
+            "FOOTER_REPEATED",
+            "footer",
+            f"{len(found)} '---' separators after the last listing; the first ends the listings",
+        )
+    return found[0] if found else None
 
 
 def _parse_footer(page: Page, raw: str) -> None:
@@ -208,7 +227,7 @@ def _accepted_heads(page: Page, text: str, start: int) -> list[Head]:
     accepted: list[Head] = []
     last = 0
     for i, head in enumerate(valid):
-        if head.number != last + 1 and accepted:
+        if head.number not in (last, last + 1) and accepted:
             nxt = valid[i + 1] if i + 1 < len(valid) else None
             if nxt is not None and nxt.number == last + 1:
                 page.warn(
@@ -225,16 +244,29 @@ def _accepted_heads(page: Page, text: str, start: int) -> list[Head]:
     return accepted
 
 
+def _ambiguous(heads: list[Head]) -> set[int]:
+    """Starts of listings whose extent is unknown: a number given twice in a row means the
+    first may be text inside the listing before it (``见 3. [附录]()（博客 · 入门）：``) or a
+    duplicate number. The listing before and the first of the pair are not trusted."""
+    out: set[int] = set()
+    for i in range(1, len(heads)):
+        if heads[i].number == heads[i - 1].number:
+            out.add(heads[i - 1].start)
+            if i >= 2:
+                out.add(heads[i - 2].start)
+    return out
+
+
 def _broken_heads(text: str, start: int, heads: list[Head], end: int) -> dict[int, int]:
     """start → number of listings whose head grammar is broken.
 
-    A failed candidate counts only where the numbering expects it (the next number after an
-    accepted head, with that number missing) and where it still looks like a head (a link
-    or a meta block follows): ``见 6. [x]`` inside a summary stays text.
+    A failed candidate counts only where it still looks like a head (a link or a meta block
+    follows) and either has full-width digits (never valid) or sits where the numbering
+    expects it (the next number, that number missing): ``见 6. [x]`` stays summary text.
     """
     taken = {h.start for h in heads}
     failed = [
-        (m.start(1), int(m.group(1)))
+        (m.start(1), int(m.group(1)), not m.group(1).isascii())
         for m in _LOOSE.finditer(text, start, end)
         if m.start(1) not in taken
     ]
@@ -243,17 +275,22 @@ def _broken_heads(text: str, start: int, heads: list[Head], end: int) -> dict[in
     i, expect = 0, 1
     for b_start, b_num in bounds:  # one walk over both lists, both sorted by offset
         while i < len(failed) and failed[i][0] < b_start:
-            f_start, f_num = failed[i]
+            f_start, f_num, full_width = failed[i]
             i += 1
-            if (
-                f_num == expect
-                and (b_num is None or b_num > expect)
-                and _HEADISH.search(text, f_start, min(b_start, f_start + 400))
-            ):
+            if not _HEADISH.search(text, f_start, min(b_start, f_start + 400)):
+                continue
+            if full_width:
+                out[f_start] = f_num
+            elif f_num == expect and (b_num is None or b_num > expect):
                 out[f_start] = f_num
                 expect += 1
         expect = (b_num or 0) + 1
     return out
+
+
+def has_listing_head(text: str) -> bool:
+    """Does a full listing head occur anywhere in ``text``?"""
+    return any(_scan_head(text, m) is not None for m in _CANDIDATE.finditer(text))
 
 
 def _scan_head(text: str, m: re.Match[str]) -> Head | None:
@@ -264,17 +301,11 @@ def _scan_head(text: str, m: re.Match[str]) -> Head | None:
     return Head(int(m.group(1)), m.start(1), h.end(), h.group(1), h.group(2), h.group(3))
 
 
-def _emit(page: Page, head: Head, raw_summary: str, ordinal: int, truncated: bool) -> None:
+def _emit(page: Page, head: Head, raw_summary: str, ordinal: int, reason: str | None) -> None:
     where = f"listing {head.number}"
     raw_all = page.text[head.start : head.end] + raw_summary
-    if truncated:
-        page.reject(
-            head.start,
-            where,
-            "TRUNCATED_ITEM",
-            "last listing of a page without its footer: it may be cut short",
-            raw_all,
-        )
+    if reason is not None:
+        page.reject(head.start, where, reason, _REASONS[reason], raw_all)
         return
     problem = page.bad_raw(raw_all)
     summary = page.field(raw_summary, where, markdown=True) if problem is None else ""

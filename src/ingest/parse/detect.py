@@ -2,32 +2,40 @@
 
 Each kind has its own signals; exactly one kind must claim the page. No signal, or the
 signals of two kinds at once, is UNKNOWN_FORMAT: never a best-effort parse.
+
+- topic page: the first line starts with ``# `` and a listing head or a ``- 网站：`` /
+  ``- 所属：`` header mark follows;
+- topic list: the second line is a stats line (``44 条精选 · …``);
+- item page: the first line holds ``publisher··age`` and a line is exactly ``推荐阅读``,
+  ``- 分级`` or ``- 收录时间``.
 """
 
 from __future__ import annotations
 
 import re
 
-from .models import Format
-from .parse.topic_list import STATS
+from ..models import Format
+from .base import split_lines
+from .topic_list import STATS
+from .topic_page import has_listing_head
 
-_LISTING_HEAD = re.compile(r"(?<!\S)[0-9]{1,6}\. \[[^\n]{0,2000}?\]\([^()\n]{0,2000}\)\s?[（(]")
-_ITEM_MARKERS = re.compile(r"^\s*(?:推荐阅读|- 分级|- 收录时间)\s*$", re.M)
+_HEADER_MARK = re.compile(r"(?<!\S)-\s*(?:所属|网站)\s*[：:]")
+_ITEM_MARKERS = frozenset(["推荐阅读", "- 分级", "- 收录时间"])
 _SCAN = 64 * 1024  # signals must show within the first 64 KiB
 
 
 def detect(text: str) -> tuple[Format | None, str]:
     """Return the page kind, or None and why not."""
     head = text[:_SCAN]
-    lines = [ln.strip() for ln in head.splitlines()[:8] if ln.strip()]
+    lines = [s for ln in split_lines(head) if (s := ln.text.strip())]
     if not lines:
         return None, "no text"
     claims = []
-    if lines[0].startswith("# ") and (_LISTING_HEAD.search(head) or "网站" in head):
+    if lines[0].startswith("# ") and (_HEADER_MARK.search(head) or has_listing_head(head)):
         claims.append(Format.TOPIC_PAGE)
     if len(lines) >= 2 and STATS.match(lines[1]):
         claims.append(Format.TOPIC_LIST)
-    if "··" in lines[0] and _ITEM_MARKERS.search(head):
+    if any(s in _ITEM_MARKERS for s in lines) and ("··" in lines[0] or claims):
         claims.append(Format.ITEM_PAGE)
     if len(claims) == 1:
         return claims[0], ""

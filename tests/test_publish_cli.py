@@ -1,0 +1,286 @@
+"""Atomic publish, exclusive runs, full disk and SIGTERM through ``ingest run`` (BAD_INPUTS
+H1, H2, H3, H5; P4, P6, P12).
+
+The previous output is a run on the topic page alone; the new one a run on all seeds, so
+the two differ in every file but the (empty) rejects. After any fault the output folder
+must hold exactly one of them (every file byte for byte; report.json without its
+``timing``), and the next normal run must succeed and leave no staging folder behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SEEDS, TOPIC_PAGE
+from ingest import write
+from ingest.cli import main
+
+CHILD = Path(__file__).with_name("_write_child.py")
+PRE_SWAP = [p for p in write.FAULT_POINTS if p != "after_publish"]
+Snapshot = dict[str, object]
+
+
+def snapshot(folder: Path) -> Snapshot:
+    """Every entry of ``folder``: bytes, except report.json parsed and without ``timing``."""
+    snap: Snapshot = {}
+    for p in sorted(folder.iterdir()):
+        assert p.is_file() and not p.is_symlink(), p
+        if p.name == "report.json":
+            doc = json.loads(p.read_bytes())
+            assert isinstance(doc.pop("timing"), dict)
+            snap[p.name] = doc
+        else:
+            snap[p.name] = p.read_bytes()
+    return snap
+
+
+def leftovers(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if ".staging-" in p.name or ".old-" in p.name)
+
+
+def env(fault: str | None = None) -> dict[str, str]:
+    e = {k: v for k, v in os.environ.items() if k != write.FAULT_ENV}
+    e["PYTHONDONTWRITEBYTECODE"] = "1"
+    if fault is not None:
+        e[write.FAULT_ENV] = fault
+    return e
+
+
+def start(out: Path, fault: str | None = None, *args: str, **kw: object) -> subprocess.Popen[str]:
+    cmd = [sys.executable, "-m", "ingest", "run", str(SEEDS), "--out", str(out), "--quiet"]
+    return subprocess.Popen(
+        [*cmd, *args],
+        cwd=ROOT,
+        env=env(fault),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,  # type: ignore[call-overload]
+    )
+
+
+def finish(proc: subprocess.Popen[str]) -> tuple[int, str]:
+    _, err = proc.communicate(timeout=120)
+    return proc.returncode, err
+
+
+def run_in_process(out: Path) -> int:
+    return main(["run", str(SEEDS), "--out", str(out), "--quiet"])
+
+
+@pytest.fixture(scope="module")
+def refs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Snapshot, Snapshot]:
+    base = tmp_path_factory.mktemp("refs")
+    assert main(["run", str(TOPIC_PAGE), "--out", str(base / "prev"), "--quiet"]) == 0
+    assert run_in_process(base / "new") == 0
+    prev, new = snapshot(base / "prev"), snapshot(base / "new")
+    assert prev.keys() == new.keys()
+    assert [k for k in prev if prev[k] == new[k]] == ["rejects.jsonl"]  # both empty
+    return base / "prev", prev, new
+
+
+def previous_output(refs: tuple[Path, Snapshot, Snapshot], folder: Path) -> Path:
+    folder.mkdir()
+    out = folder / "out"
+    shutil.copytree(refs[0], out)
+    return out
+
+
+def assert_recovers(out: Path, new: Snapshot) -> None:
+    assert run_in_process(out) == 0
+    assert snapshot(out) == new
+    assert leftovers(out.parent) == []
+
+
+# --------------------------------------------------------------------------- H1: kill
+
+
+def test_kill_at_every_fault_point(tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot]) -> None:
+    _, prev, new = refs
+    cases = [(p, True) for p in write.FAULT_POINTS] + [
+        (p, False) for p in ("after_stage_write", "after_publish")
+    ]
+    procs = {}
+    for point, replace in cases:
+        folder = tmp_path / f"{point}-{'replace' if replace else 'create'}"
+        out = previous_output(refs, folder) if replace else folder / "out"
+        folder.mkdir(exist_ok=True)
+        procs[point, replace] = (out, start(out, f"{point}:kill"))
+    for (point, replace), (out, proc) in procs.items():
+        code, err = finish(proc)
+        assert (code, err) == (137, ""), (point, replace)
+        if point == "after_publish":
+            assert snapshot(out) == new, point
+        elif replace:
+            assert snapshot(out) == prev, point
+        else:
+            assert not out.exists(), point
+        assert_recovers(out, new)
+
+
+# --------------------------------------------------------------------------- H2: full disk
+
+
+@pytest.mark.parametrize("point", PRE_SWAP)
+def test_injected_enospc_exits_2_and_keeps_the_previous_output(
+    tmp_path: Path,
+    refs: tuple[Path, Snapshot, Snapshot],
+    point: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, prev, new = refs
+    out = previous_output(refs, tmp_path / "w")
+    monkeypatch.setenv(write.FAULT_ENV, f"{point}:enospc")
+    assert run_in_process(out) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ingest: error: cannot publish output folder {str(out)!r}: ")
+    assert "No space left on device" in err and err.count("\n") == 1
+    assert snapshot(out) == prev and leftovers(out.parent) == []
+    monkeypatch.delenv(write.FAULT_ENV)
+    assert_recovers(out, new)
+
+
+def test_enospc_after_publish_keeps_the_new_output(
+    tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, _, new = refs
+    out = previous_output(refs, tmp_path / "w")
+    monkeypatch.setenv(write.FAULT_ENV, "after_publish:enospc")
+    assert run_in_process(out) == 0  # removing the old folder is best effort
+    assert snapshot(out) == new and len(leftovers(out.parent)) == 1
+    monkeypatch.delenv(write.FAULT_ENV)
+    assert_recovers(out, new)
+
+
+def _limit_file_size() -> None:
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes then fail with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+
+
+def test_real_file_size_limit(tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot]) -> None:
+    _, prev, new = refs
+    out = previous_output(refs, tmp_path / "w")
+    code, err = finish(start(out, None, preexec_fn=_limit_file_size))
+    assert code == 2
+    assert err.startswith(f"ingest: error: cannot publish output folder {str(out)!r}: ")
+    assert "File too large (at " in err and "items.jsonl" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert snapshot(out) == prev and leftovers(out.parent) == []
+    assert_recovers(out, new)
+
+
+# --------------------------------------------------------------------------- H3: lock
+
+
+def test_second_run_on_a_locked_output_fails_fast(
+    tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot]
+) -> None:
+    _, prev, new = refs
+    out = previous_output(refs, tmp_path / "w")
+    child_env = env()
+    child_env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(ROOT / "src"), child_env.get("PYTHONPATH")])
+    )
+    holder = subprocess.Popen(
+        [sys.executable, str(CHILD), "lock", str(out)],
+        env=child_env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        began = time.monotonic()
+        code, err = finish(start(out))
+        assert time.monotonic() - began < 30  # it does not wait for the lock
+    finally:
+        assert holder.stdin is not None and holder.stdout is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        holder.stdout.close()
+    assert code == 2
+    assert err.startswith(f"ingest: error: output folder {str(out)!r} is in use by another ")
+    assert f"(pid {holder.pid}, started 20" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert snapshot(out) == prev and leftovers(out.parent) == []
+    assert_recovers(out, new)
+
+
+# --------------------------------------------------------------------------- H5: SIGTERM
+
+
+TERMINATED = (-signal.SIGTERM, 128 + signal.SIGTERM)
+
+
+def test_sigterm_during_publish(tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot]) -> None:
+    _, prev, new = refs
+    points = ("after_stage_write", "after_manifest_before_publish", "after_publish")
+    procs = {p: start(out := previous_output(refs, tmp_path / p), f"{p}:term") for p in points}
+    for point, proc in procs.items():
+        out = tmp_path / point / "out"
+        code, err = finish(proc)
+        assert code in TERMINATED and "Traceback" not in err, (point, code, err)
+        assert snapshot(out) == (new if point == "after_publish" else prev), point
+        assert_recovers(out, new)
+
+
+@pytest.mark.parametrize("point", ["after_stage_write", "after_manifest_before_publish"])
+def test_sigterm_turned_into_an_exception_leaves_no_staging(
+    tmp_path: Path,
+    refs: tuple[Path, Snapshot, Snapshot],
+    point: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """ingest's own SIGTERM handler raises, so a graceful stop aborts the publish: the
+    staging folder goes at once, not at the next run, and the output is untouched."""
+    _, prev, new = refs
+    out = previous_output(refs, tmp_path / "w")
+    monkeypatch.setenv(write.FAULT_ENV, f"{point}:term")
+    assert run_in_process(out) == 143
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored after the run
+    assert capsys.readouterr().err.count("\n") == 1
+    assert snapshot(out) == prev and leftovers(out.parent) == []
+    monkeypatch.delenv(write.FAULT_ENV)
+    assert_recovers(out, new)
+
+
+def test_sigterm_while_parsing_in_worker_processes(
+    tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot]
+) -> None:
+    _, prev, new = refs
+    out = previous_output(refs, tmp_path / "w")
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    page = TOPIC_PAGE.read_bytes()
+    for i in range(600):
+        (dumps / f"t{i:04}.txt").write_bytes(page)
+    cmd = [sys.executable, "-m", "ingest", "run", str(dumps), "--out", str(out), "--quiet"]
+    proc = subprocess.Popen(
+        [*cmd, "--jobs", "2"], cwd=ROOT, env=env(), stderr=subprocess.PIPE, text=True
+    )
+    lock = out.parent / f".{out.name}.lock"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if lock.exists() and f'"pid": {proc.pid}' in lock.read_text():
+            break  # the run holds the lock: it is parsing now
+        time.sleep(0.01)
+    time.sleep(0.3)
+    assert proc.poll() is None, "the run finished before it could be stopped"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode in TERMINATED
+    assert snapshot(out) == prev
+    assert "Traceback" not in err, err[-2000:]
+    assert_recovers(out, new)
