@@ -178,9 +178,10 @@ def _progress(total: int, *, quiet: bool) -> Iterator[Callable[[PageResult], Non
     if quiet or not sys.stderr.isatty():
         yield None
         return
+    from rich.console import Console
     from rich.progress import Progress
 
-    with Progress(transient=True) as bar:
+    with Progress(console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("parsing", total=total)
         yield lambda _r: bar.advance(task)
 
