@@ -43,20 +43,21 @@ def client_for(scheduler: str | None, workers: int) -> Any:
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError as e:
-        raise UsageError("--engine dask needs the optional extra: pip install 'ingest[dask]'"
-                         ) from e
+        raise UsageError(
+            "--engine dask needs the optional extra: pip install 'ingest[dask]'"
+        ) from e
     if scheduler:
         try:
             return Client(scheduler, timeout="10s")
         except OSError as e:
             raise UsageError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from e
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=":0")
+    cluster = LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+    )
     return Client(cluster)
 
 
-def run_dask(inputs: list[InputFile], scheduler: str | None = None, workers: int = 2
-             ) -> RunOutput:
+def run_dask(inputs: list[InputFile], scheduler: str | None = None, workers: int = 2) -> RunOutput:
     import dask.bag as db
 
     t0 = time.perf_counter()
@@ -69,16 +70,23 @@ def run_dask(inputs: list[InputFile], scheduler: str | None = None, workers: int
         groups = join_topics(facts, warnings)
         slug_of = {r.file: r.slug for r in facts if r.slug is not None}
         listings = pages.map(PageResult.with_slugs, slug_of).flatten()
-        units = (listings.groupby(lambda x: _h(x.key), npartitions=parts, shuffle="tasks")
-                 .map(_units).flatten().persist())
+        units = (
+            listings.groupby(lambda x: _h(x.key), npartitions=parts, shuffle="tasks")
+            .map(_units)
+            .flatten()
+            .persist()
+        )
         edges = best_edges(_near_edges(units, parts) + _order_edges(listings, parts))
         label = components(edges)
         per_comp: dict[str, list[Edge]] = {}
         for e in edges:
             per_comp.setdefault(label[e.a], []).append(e)
-        comps = (units.groupby(lambda u: _h(label.get(u.key, u.key)), npartitions=parts,
-                               shuffle="tasks")
-                 .map(_resolve, label, per_comp).flatten().persist())
+        comps = (
+            units.groupby(lambda u: _h(label.get(u.key, u.key)), npartitions=parts, shuffle="tasks")
+            .map(_resolve, label, per_comp)
+            .flatten()
+            .persist()
+        )
         id_of = dict(comps.map(related_lids).flatten().compute())
         done: list[Finished] = comps.map(finish, id_of).compute()
     out = assemble(sorted(facts, key=lambda r: (r.file, r.sha256)), groups, warnings, done)
@@ -96,8 +104,7 @@ def _units(group: tuple[int, list[Listing]]) -> list[Unit]:
 
 def _near_edges(units: Any, parts: int) -> list[Edge]:
     banded = units.map(lambda u: [(band, u.key) for band in bands(u.key)]).flatten()
-    buckets = banded.groupby(lambda p: xxh64_intdigest(p[0]), npartitions=parts,
-                             shuffle="tasks")
+    buckets = banded.groupby(lambda p: xxh64_intdigest(p[0]), npartitions=parts, shuffle="tasks")
     edges: list[Edge] = buckets.map(_bucket).flatten().distinct().compute()
     return edges
 
@@ -123,10 +130,13 @@ def _topic_group(group: tuple[int, list[Listing]]) -> list[Edge]:
     return [e for slug in sorted(by_slug) for e in topic_edges(by_slug[slug])]
 
 
-def _resolve(group: tuple[int, Iterable[Unit]], label: dict[str, str],
-             per_comp: dict[str, list[Edge]]) -> list[Component]:
+def _resolve(
+    group: tuple[int, Iterable[Unit]], label: dict[str, str], per_comp: dict[str, list[Edge]]
+) -> list[Component]:
     by_label: dict[str, list[Unit]] = {}
     for u in group[1]:
         by_label.setdefault(label.get(u.key, u.key), []).append(u)
-    return [resolve_component(sorted(us, key=lambda u: u.key), per_comp.get(lab, []))
-            for lab, us in sorted(by_label.items())]
+    return [
+        resolve_component(sorted(us, key=lambda u: u.key), per_comp.get(lab, []))
+        for lab, us in sorted(by_label.items())
+    ]

@@ -131,8 +131,11 @@ class PageResult:
 
     @property
     def listings_read(self) -> int:
-        return (len(self.listings) + self.listings_elsewhere
-                + sum(1 for r in self.rejects if r.is_listing))
+        return (
+            len(self.listings)
+            + self.listings_elsewhere
+            + sum(1 for r in self.rejects if r.is_listing)
+        )
 
     def facts(self) -> PageResult:
         """This page without its listings: what the driver of a distributed run needs."""

@@ -84,8 +84,9 @@ class Finished:
     order_joins: int = 0
 
 
-def finish(comp: Component, id_of: Mapping[Lid, str],
-           langs: Mapping[str, str | None] | None = None) -> Finished:
+def finish(
+    comp: Component, id_of: Mapping[Lid, str], langs: Mapping[str, str | None] | None = None
+) -> Finished:
     """Build the output records of one resolved component (``langs``: known languages)."""
     out = Finished(near_merges=comp.near_merges, order_joins=comp.order_joins)
     out.warnings.extend(comp.warnings)
@@ -114,8 +115,9 @@ def to_reject(rj: PageReject) -> Reject:
     )
 
 
-def _item(r: Resolved, id_of: Mapping[Lid, str], langs: Mapping[str, str | None],
-          warnings: list[str]) -> Item:
+def _item(
+    r: Resolved, id_of: Mapping[Lid, str], langs: Mapping[str, str | None], warnings: list[str]
+) -> Item:
     f = r.fields
     title = f["title_original"]
     if any(x.kind_label and kind_of(x.kind_label) == "other" for x in r.members):
