@@ -122,3 +122,35 @@ def test_missing_footer_rejects_only_the_last_listing(ingest: Any, tmp_path: Pat
     assert (rej["reason"], rej["locator"]) == ("TRUNCATED_ITEM", "listing 2")
     assert rej["byte_offset"] == text.encode().index("2. [乙]".encode())
     assert out.report["files"][0]["status"] == "partial"
+
+
+def test_title_over_the_length_cap_is_rejected_alone(ingest: Any, tmp_path: Path) -> None:
+    text = page(listing(1, "甲", S1), listing(2, "长" * 1001, S2), listing(3, "丙", S3))
+    out = ingest(write_files(tmp_path / "in", {"p.txt": text}))
+    assert [(i["title_zh"], i["summary_zh"]) for i in out.items if i["title_zh"] != "丙"] == [
+        ("甲", S1)
+    ]
+    [rej] = out.rejects
+    assert (rej["locator"], rej["reason"]) == ("listing 2", "ITEM_MALFORMED")
+
+
+def test_topics_whose_urls_differ_but_share_a_slug_stay_apart(ingest: Any, tmp_path: Path) -> None:
+    urls = [
+        "https://oplearnx.com/topics/Model",
+        "https://oplearnx.com/topics/model",
+        "https://other.example/x/model/",
+    ]
+    files = {
+        f"{n}.txt": page(listing(1, f"标题{n}", S1[:-1] + f"第{n}。")).replace(
+            "https://oplearnx.com/topics/test-topic", u
+        )
+        for n, u in enumerate(urls)
+    }
+    out = ingest(write_files(tmp_path / "in", files))
+    slugs = {t["url"]: t["slug"] for t in out.topics}
+    assert slugs[urls[0]] == "model"
+    assert slugs[urls[1]].startswith("model-") and slugs[urls[2]].startswith("model-")
+    assert len(set(slugs.values())) == 3 and all(len(t["items"]) == 1 for t in out.topics)
+    assert sum("TOPIC_SLUG_COLLISION" in w for w in out.report["warnings"]) == 2
+    again = ingest(write_files(tmp_path / "rev", dict(reversed(list(files.items())))))
+    assert again.bytes_of("topics.jsonl") == out.bytes_of("topics.jsonl")

@@ -41,11 +41,10 @@ def join_topics(results: list[PageResult], warnings: list[str]) -> dict[str, Top
     groups: dict[str, TopicGroup] = {}
     by_key: dict[str, set[str]] = {}
     pages = sorted((r for r in results if r.header is not None), key=lambda r: r.sha256)
+    _settle_slugs(pages, warnings)
     for r in pages:
         h = r.header
         assert h is not None
-        if not h.slug:
-            h.slug = derived_slug(f"{h.name or ''} {h.description or ''}")
         groups.setdefault(h.slug, TopicGroup(h.slug)).pages.append(r)
         for k in h.description_keys:
             by_key.setdefault(k, set()).add(h.slug)
@@ -60,6 +59,29 @@ def join_topics(results: list[PageResult], warnings: list[str]) -> dict[str, Top
         if r.slug is not None:
             r.with_slugs({r.file: r.slug})
     return {k: groups[k] for k in sorted(groups)}
+
+
+def _settle_slugs(pages: list[PageResult], warnings: list[str]) -> None:
+    """Give every topic page its slug. Pages whose URLs differ but end in the same slug are
+    different topics: the smallest URL keeps the slug, the others get a stable suffix."""
+    urls: dict[str, set[str]] = {}
+    for r in pages:
+        h = r.header
+        assert h is not None
+        if not h.slug:
+            h.slug = derived_slug(f"{h.name or ''} {h.description or ''}")
+        urls.setdefault(h.slug, set()).add(h.url or "")
+    for r in pages:
+        h = r.header
+        assert h is not None
+        taken = sorted(urls[h.slug])
+        if (h.url or "") != taken[0]:
+            suffix = hashlib.blake2b((h.url or "").encode(), digest_size=3).hexdigest()
+            warnings.append(
+                f"{r.file}: header: TOPIC_SLUG_COLLISION: {h.slug!r} also names "
+                f"{taken[0]!r}; this topic is {h.slug}-{suffix}"
+            )
+            h.slug = f"{h.slug}-{suffix}"
 
 
 def _join_list(

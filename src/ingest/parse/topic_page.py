@@ -27,6 +27,7 @@ _SITE = re.compile(r"来源\s*[：:]\s*(.+?)\s*[（(]\s*(\S+?)\s*[）)]\s*$")
 _SLUG_BAD = re.compile(r"[^a-z0-9-]+")
 #: Anything numbered like a listing, also with full-width digits (which are never valid).
 _LOOSE = re.compile(r"(?<!\S)([0-9０-９]{1,6})[.．](?=\s|\[)")
+_HEADISH_REACH = 1200  # past the longest title a head may have (1000), to its "]("
 _HEADISH = re.compile(r"\]\(|[（(][^（()）\n]{0,30}[·・•][^（()）\n]{0,30}[）)]\s?[：:]")
 
 # A listing head. Link text honours backslash escapes and up to two levels of nested
@@ -277,7 +278,7 @@ def _broken_heads(text: str, start: int, heads: list[Head], end: int) -> dict[in
         while i < len(failed) and failed[i][0] < b_start:
             f_start, f_num, full_width = failed[i]
             i += 1
-            if not _HEADISH.search(text, f_start, min(b_start, f_start + 400)):
+            if not _HEADISH.search(text, f_start, min(b_start, f_start + _HEADISH_REACH)):
                 continue
             if full_width:
                 out[f_start] = f_num
