@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, NamedTuple
@@ -124,11 +124,15 @@ def bucket_edges(keys: Sequence[str]) -> list[Edge]:
     return out
 
 
-def near_edges(keys: Iterable[str]) -> list[Edge]:
-    """All confirmed near-duplicate edges among distinct keys (in one process)."""
+def near_edges(
+    keys: Sequence[str],
+    mapper: Callable[[Callable[[str], list[bytes]], Sequence[str]], Iterable[list[bytes]]] = map,
+) -> list[Edge]:
+    """All confirmed near-duplicate edges among distinct keys; ``mapper`` computes the
+    signatures (``map``, or a process pool's)."""
     buckets: dict[bytes, list[str]] = {}
-    for k in keys:
-        for band in bands(k):
+    for k, signature in zip(keys, mapper(bands, keys), strict=True):
+        for band in signature:
             buckets.setdefault(band, []).append(k)
     edges = {e for bucket in buckets.values() for e in bucket_edges(bucket)}
     return sorted(edges, key=edge_order)

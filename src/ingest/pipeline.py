@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .dedup import Edge, Unit, components, near_edges
-from .engine import Progress, languages, parse_all
+from .engine import Progress, languages, parse_all, pmap
 from .merge import resolve_component
 from .models import Conflict, Item, Listing, PageResult, Reject, Report, Topic
 from .read import InputFile
@@ -75,7 +75,7 @@ def build(results: list[PageResult], jobs: int = 1) -> RunOutput:
             by_topic.setdefault(x.topic_key, []).append(x)
     edges = best_edges(
         [
-            *near_edges(sorted(units)),
+            *near_edges(sorted(units), lambda f, xs: pmap(f, xs, jobs)),
             *(e for slug in sorted(by_topic) for e in topic_edges(by_topic[slug])),
         ]
     )

@@ -45,15 +45,19 @@ def check_url(raw: str | None) -> tuple[str | None, tuple[str, str] | None]:
     "link scheme 'javascript' is not http(s); dropped 'jav&#x09;ascript:alert(1)'"
     >>> check_url("/relative/path")[1][0]
     'URL_RELATIVE'
+    >>> check_url('https://ok.example/b "标题"')
+    ('https://ok.example/b', None)
+    >>> check_url("<https://ok.example/a b>")[1][0]
+    'URL_UNSAFE'
     >>> check_url("")
     (None, None)
     """
     if raw is None:
         return None, None
     s = raw.strip()
-    if s.startswith("<") and s.endswith(">"):
+    if s.startswith("<") and s.endswith(">"):  # <url>: the whole of it is the link
         s = s[1:-1].strip()
-    if " " in s:  # (url "title") form
+    elif " " in s:  # (url "title") form
         s = s.split(" ", 1)[0]
     if not s:
         return None, None
