@@ -278,13 +278,12 @@ def _broken_heads(text: str, start: int, heads: list[Head], end: int) -> dict[in
         while i < len(failed) and failed[i][0] < b_start:
             f_start, f_num, full_width = failed[i]
             i += 1
-            if not _HEADISH.search(text, f_start, min(b_start, f_start + _HEADISH_REACH)):
+            expected = f_num == expect and (b_num is None or b_num > expect)
+            if not (full_width or expected):
                 continue
-            if full_width:
+            if _HEADISH.search(text, f_start, min(b_start, f_start + _HEADISH_REACH)):
                 out[f_start] = f_num
-            elif f_num == expect and (b_num is None or b_num > expect):
-                out[f_start] = f_num
-                expect += 1
+                expect += int(expected)
         expect = (b_num or 0) + 1
     return out
 
