@@ -137,6 +137,22 @@ class Page:
     def is_last(self, line: Line) -> bool:
         return line.start + len(line.text) >= self._end
 
+    def without_long_lines(self, lines: list[Line]) -> list[Line]:
+        """The lines under the line cap; each longer one is rejected LINE_TOO_LONG."""
+        kept = []
+        for ln in lines:
+            if len(ln.text) > MAX_LINE_CHARS:
+                self.reject(
+                    ln.start,
+                    f"line {ln.number}",
+                    "LINE_TOO_LONG",
+                    f"{len(ln.text)} characters, over the cap of {MAX_LINE_CHARS}",
+                    ln.text,
+                )
+            else:
+                kept.append(ln)
+        return kept
+
     def add(self, listing: Listing) -> None:
         listing.index = len(self.result.listings)
         listing.key = match_key(listing.summary_zh)

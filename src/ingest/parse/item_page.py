@@ -12,7 +12,7 @@ import re
 
 from ..models import Listing
 from ..normalize import has_han
-from .base import MAX_LINE_CHARS, MAX_LISTINGS, Line, Page, ends_sentence, split_lines
+from .base import MAX_LISTINGS, Line, Page, ends_sentence, split_lines
 from .topic_list import is_summary_line
 
 RELATED_HEADING = "推荐阅读"
@@ -21,17 +21,10 @@ _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 def parse_item_page(page: Page) -> None:
-    lines = [ln for ln in split_lines(page.text) if ln.text.strip()]
-    for ln in lines:
-        if len(ln.text) > MAX_LINE_CHARS:
-            page.reject(
-                ln.start,
-                f"line {ln.number}",
-                "LINE_TOO_LONG",
-                f"{len(ln.text)} characters, over the cap of {MAX_LINE_CHARS}",
-                ln.text,
-            )
-            return
+    every = [ln for ln in split_lines(page.text) if ln.text.strip()]
+    lines = page.without_long_lines(every)
+    if not lines or lines[0] is not every[0]:
+        return  # the byline itself was over the cap: nothing here can be placed
     publisher, age = _byline(page, lines[0])
     kv_at = next((i for i, ln in enumerate(lines) if i > 0 and _is_kv(ln)), None)
     rel_at = next(

@@ -12,7 +12,7 @@ import re
 
 from ..models import Listing, TopicStats
 from ..normalize import clean, han_count, han_ratio, has_han, match_key
-from .base import LEVELS, MAX_LINE_CHARS, MAX_LISTINGS, Line, Page, ends_sentence, split_lines
+from .base import LEVELS, MAX_LISTINGS, Line, Page, ends_sentence, split_lines
 
 STATS = re.compile(r"^\s*([0-9]{1,9})\s*条精选(.*)$")
 _LEVEL_COUNT = re.compile(r"^(\S+)\s+([0-9]{1,9})$")
@@ -40,7 +40,7 @@ def parse_topic_list(page: Page) -> None:
     desc_line, stats_line = lines[0], lines[1]
     description = page.field(desc_line.text, "line 1")
     page.result.stats = _stats(page, description, stats_line)
-    body = _check_lengths(page, lines[2:])
+    body = page.without_long_lines(lines[2:])
     i = 0
     ordinal = 0
     while i < len(body) and ordinal < MAX_LISTINGS:
@@ -110,22 +110,6 @@ def _wrapped(body: list[Line], j: int) -> bool:
 
 def _peek(body: list[Line], i: int) -> str:
     return body[i].text if i < len(body) else ""
-
-
-def _check_lengths(page: Page, lines: list[Line]) -> list[Line]:
-    kept = []
-    for ln in lines:
-        if len(ln.text) > MAX_LINE_CHARS:
-            page.reject(
-                ln.start,
-                f"line {ln.number}",
-                "LINE_TOO_LONG",
-                f"{len(ln.text)} characters, over the cap of {MAX_LINE_CHARS}",
-                ln.text,
-            )
-        else:
-            kept.append(ln)
-    return kept
 
 
 def _stats(page: Page, description: str, line: Line) -> TopicStats:
