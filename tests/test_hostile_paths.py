@@ -1,9 +1,9 @@
 """Hostile entries in the input folder, through the real command line (BAD_INPUTS G5, G6).
 
 Each hostile entry is rejected with a reason code and a one-line message in rejects.jsonl
-and report.json, the run goes on, and the good files are parsed. Decision for folders named
-like files (``x.txt/``): a folder is a folder whatever its name, and is walked like any other
-(the page kind comes from content, never from names).
+and report.json, the run goes on, and the good files are parsed. A folder named like a dump
+file (``x.txt/``) inside an input folder is rejected NOT_REGULAR_FILE and not read; given
+directly on the command line, it is walked (the user asked for it).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ingest.read import InputFile, read_bytes
 GOOD = {
     "000.txt": TOPIC_PAGE,  # at the top
     "sub/deeper/001.txt": TOPIC_LIST,  # nested
-    "x.txt/004.txt": ITEM_PAGE,  # inside a folder named like a file
+    "sub/more/004.txt": ITEM_PAGE,  # deeper still
 }
 
 
@@ -61,6 +61,8 @@ def assert_one_line_messages(out: Out) -> None:
 def test_hostile_entries_are_rejected_and_the_run_goes_on(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     make_good(folder)
+    (folder / "x.txt").mkdir()  # a folder named like a dump file, with a good page inside
+    (folder / "x.txt" / "004.txt").write_bytes(ITEM_PAGE.read_bytes())
     outside = write_files(tmp_path / "outside", {"secret.txt": TOPIC_PAGE.read_bytes()})
     os.symlink(outside / "secret.txt", folder / "escape.txt")  # a file outside the folder
     os.symlink("../../outside", folder / "sub" / "up")  # a folder outside, relative link
@@ -84,7 +86,8 @@ def test_hostile_entries_are_rejected_and_the_run_goes_on(tmp_path: Path) -> Non
     assert outcome(out) == {
         "000.txt": ("ok", None, 44),
         "sub/deeper/001.txt": ("ok", None, 19),
-        "x.txt/004.txt": ("ok", None, 7),
+        "sub/more/004.txt": ("ok", None, 7),
+        "x.txt": ("rejected", "NOT_REGULAR_FILE", 0),
         "escape.txt": ("rejected", "SYMLINK_OUTSIDE", 0),
         "sub/up": ("rejected", "SYMLINK_OUTSIDE", 0),
         "sub/inner": ("rejected", "NOT_REGULAR_FILE", 0),
@@ -105,7 +108,8 @@ def test_hostile_entries_are_rejected_and_the_run_goes_on(tmp_path: Path) -> Non
     assert messages["sub/inner"] == "a symlink to a folder is not followed"
     assert repr(str(outside / "secret.txt")) in messages["escape.txt"]
     t = out.report["totals"]
-    assert (t["files"], t["items"], t["rejects"]) == (14, 47, 11)
+    assert (t["files"], t["items"], t["rejects"]) == (15, 47, 12)
+    assert "folder named like a dump file" in messages["x.txt"]
     assert len(out.items) == 47 and out.topics[0]["slug"] == "model-serving-compute"
     # No record carries a raw control or format character taken from a name.
     docs = [out.items, out.topics, out.rejects, out.report]
@@ -121,7 +125,7 @@ def test_folder_named_like_a_file_given_directly_is_walked(ingest: Any, tmp_path
     assert sorted(f["file"] for f in out.report["files"]) == [
         "000.txt",
         "sub/deeper/001.txt",
-        "x.txt/004.txt",
+        "sub/more/004.txt",
     ]
     assert len(out.items) == 47
 
@@ -180,7 +184,7 @@ def test_unreadable_and_changing_files(
     assert outcome(out) == {
         "000.txt": ("ok", None, 44),
         "sub/deeper/001.txt": ("ok", None, 19),
-        "x.txt/004.txt": ("ok", None, 7),
+        "sub/more/004.txt": ("ok", None, 7),
         "locked.txt": ("rejected", "UNREADABLE", 0),
         "growing.txt": ("rejected", "INPUT_CHANGED", 0),
         "private": ("rejected", "UNREADABLE", 0),

@@ -145,7 +145,25 @@ def _walk(root: Path, raw: str) -> list[InputFile]:
         for fn in sorted(filenames) + sorted(links):
             p = Path(dirpath, fn)
             out.append(_classify(p, p.relative_to(root).as_posix(), real_root))
+        for d in [d for d in dirnames if d not in links and d.lower().endswith(_DUMP_SUFFIXES)]:
+            dirnames.remove(d)  # a scraper wrote a folder where a dump should be: say so
+            name = Path(dirpath, d).relative_to(root).as_posix()
+            out.append(
+                InputFile(
+                    Path(dirpath, d),
+                    safe_name(name),
+                    (
+                        "NOT_REGULAR_FILE",
+                        "a folder named like a dump file; not read (give it on "
+                        "the command line to read what is inside)",
+                    ),
+                )
+            )
     return out
+
+
+#: Names of dump files; a *folder* with such a name inside an input folder is rejected.
+_DUMP_SUFFIXES = (".txt", ".html", ".htm", ".md")
 
 
 def safe_name(name: str) -> str:
