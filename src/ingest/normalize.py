@@ -100,25 +100,6 @@ def _strip_tags(s: str) -> str:
     return _TAG.sub(lambda m: " " if (m.group(1) or "").lower() in _BLOCK_TAGS else "", s)
 
 
-def remove_controls(s: str) -> tuple[str, bool]:
-    """Drop control, bidi, zero-width and other invisible format characters.
-
-    >>> remove_controls("a\u202eb\u200bc\x07d")
-    ('abcd', True)
-    """
-    out = _REMOVED_RE.sub("", s)
-    return out, out != s
-
-
-def collapse_ws(s: str) -> str:
-    """Collapse every run of white space (incl. U+3000, NBSP) to one space and strip.
-
-    >>> collapse_ws(" a\\n\\t b\u3000c ")
-    'a b c'
-    """
-    return " ".join(s.split())
-
-
 def clean(s: str, *, markdown: bool = False, warn: Callable[[str], None] | None = None) -> str:
     """Normalize one field: NFC, unescape (markdown only), strip markup and controls, spaces.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from .models import Format, PageResult, TopicHeader, TopicStats
+from .models import PageResult, TopicHeader, TopicStats
 from .normalize import match_key
 
 
@@ -124,7 +124,3 @@ def _settle_headers(groups: dict[str, TopicGroup], warns: list[str]) -> None:
                 f"{page.file}: header: HEADER_AMBIGUOUS: name and description are "
                 f"split at the first space ({h.name!r})"
             )
-
-
-def is_format(r: PageResult, fmt: Format) -> bool:
-    return r.format == fmt.value
