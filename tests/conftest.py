@@ -83,6 +83,17 @@ def ingest(tmp_path: Path) -> Any:
     return _run
 
 
+def every_string(value: Any) -> list[str]:
+    """Every string inside a JSON-like value, for properties over all output text."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in every_string(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in every_string(v)]
+    return []
+
+
 def write_files(folder: Path, files: dict[str, str | bytes]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():

@@ -15,7 +15,16 @@ from typing import Any
 
 import pytest
 
-from conftest import ITEM_PAGE, ROOT, TOPIC_LIST, TOPIC_PAGE, Out, seed_text, write_files
+from conftest import (
+    ITEM_PAGE,
+    ROOT,
+    TOPIC_LIST,
+    TOPIC_PAGE,
+    Out,
+    every_string,
+    seed_text,
+    write_files,
+)
 
 TP_TEXT = seed_text(TOPIC_PAGE)
 IP_TEXT = seed_text(ITEM_PAGE)
@@ -42,16 +51,6 @@ def listing_offset(data: bytes, n: int) -> int:
     marker = f" {n}. [".encode()
     assert data.count(marker) == 1
     return data.index(marker) + 1
-
-
-def every_string(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in every_string(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in every_string(v)]
-    return []
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,16 @@ from typing import Any
 
 import pytest
 
-from conftest import ITEM_PAGE, SEEDS, TOPIC_LIST, TOPIC_PAGE, Out, run_subprocess, write_files
+from conftest import (
+    ITEM_PAGE,
+    SEEDS,
+    TOPIC_LIST,
+    TOPIC_PAGE,
+    Out,
+    every_string,
+    run_subprocess,
+    write_files,
+)
 from ingest.read import InputFile, read_bytes
 
 GOOD = {
@@ -41,16 +50,6 @@ def outcome(out: Out) -> dict[str, tuple[str, str | None, int]]:
     return {
         f["file"]: (f["status"], reasons.get(f["file"]), f["listings"]) for f in out.report["files"]
     }
-
-
-def every_string(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in every_string(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in every_string(v)]
-    return []
 
 
 def assert_one_line_messages(out: Out) -> None:

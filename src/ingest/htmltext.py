@@ -36,6 +36,8 @@ from bs4 import BeautifulSoup
 from bs4.element import NavigableString, Tag
 from selectolax.lexbor import LexborHTMLParser
 
+from .normalize import BLOCK_TAGS
+
 __all__ = [
     "PARSER_BEAUTIFULSOUP",
     "PARSER_SELECTOLAX",
@@ -353,56 +355,7 @@ def _soup_visit(node: Any) -> tuple[_Event | None, list[Any]]:
 
 # --------------------------------------------------------------------------- rendering
 
-_BLOCK: Final = frozenset(
-    [
-        "address",
-        "article",
-        "aside",
-        "blockquote",
-        "br",
-        "caption",
-        "center",
-        "details",
-        "dd",
-        "dialog",
-        "dir",
-        "div",
-        "dl",
-        "dt",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "footer",
-        "form",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "header",
-        "hgroup",
-        "hr",
-        "legend",
-        "li",
-        "listing",
-        "main",
-        "menu",
-        "nav",
-        "ol",
-        "p",
-        "pre",
-        "search",
-        "section",
-        "summary",
-        "table",
-        "tbody",
-        "tfoot",
-        "thead",
-        "tr",
-        "ul",
-    ]
-)
+_BLOCK: Final = BLOCK_TAGS
 _HEADING_LEVEL: Final = {f"h{level}": level for level in range(1, 7)}
 _UNORDERED: Final = frozenset({"ul", "menu", "dir"})
 _CELLS: Final = frozenset({"td", "th"})

@@ -16,42 +16,13 @@ from collections.abc import Callable
 _MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 # Tags: an opening '<' then a letter, '/', '!' or '?', up to the next '>' (no nesting, linear).
 _TAG = re.compile(r"<(?=[A-Za-z/!?])[/!?]?([A-Za-z][A-Za-z0-9]{0,20})?[^<>]{0,2000}>")
-_BLOCK_TAGS = frozenset(
-    [
-        "address",
-        "article",
-        "aside",
-        "blockquote",
-        "br",
-        "dd",
-        "div",
-        "dl",
-        "dt",
-        "figcaption",
-        "figure",
-        "footer",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "header",
-        "hr",
-        "li",
-        "main",
-        "nav",
-        "ol",
-        "p",
-        "pre",
-        "section",
-        "table",
-        "td",
-        "th",
-        "tr",
-        "ul",
-    ]
+#: HTML elements that start a new line (shared with :mod:`ingest.htmltext`).
+BLOCK_TAGS = frozenset(
+    "address article aside blockquote br caption center details dd dialog dir div dl dt "
+    "fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr legend li "
+    "listing main menu nav ol p pre search section summary table tbody tfoot thead tr ul".split()
 )
+_SPACED_TAGS = BLOCK_TAGS | {"td", "th"}  # stripped tags that leave a space behind
 _SCRIPT_STYLE = re.compile(
     r"<(script|style)\b[^>]{0,2000}>.{0,100000}?</\1\s*>", re.IGNORECASE | re.DOTALL
 )
@@ -97,7 +68,7 @@ def strip_markup(s: str) -> tuple[str, bool]:
 
 def _strip_tags(s: str) -> str:
     s = _SCRIPT_STYLE.sub(" ", s)
-    return _TAG.sub(lambda m: " " if (m.group(1) or "").lower() in _BLOCK_TAGS else "", s)
+    return _TAG.sub(lambda m: " " if (m.group(1) or "").lower() in _SPACED_TAGS else "", s)
 
 
 def clean(s: str, *, markdown: bool = False, warn: Callable[[str], None] | None = None) -> str:
