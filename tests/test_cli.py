@@ -155,3 +155,28 @@ def test_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     assert b"parsing" in seen
     piped = run_subprocess("run", str(SEEDS), "--out", str(tmp_path / "o2"))
     assert piped.returncode == 0 and "parsing" not in piped.stderr
+
+
+def test_a_bug_in_one_file_becomes_an_internal_error_reject(
+    ingest: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A parser exception is a bug, but the run goes on: that file is INTERNAL_ERROR."""
+    import ingest.parse as parse
+    from ingest.models import Format
+
+    def broken(page: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setitem(parse._PARSERS, Format.ITEM_PAGE, broken)
+    out = ingest(SEEDS)
+    assert out.code == 0
+    [rej] = out.rejects
+    assert (rej["file"], rej["reason"], rej["locator"]) == (
+        ITEM_PAGE.name,
+        "INTERNAL_ERROR",
+        "file",
+    )
+    assert "RuntimeError: boom" in rej["message"]
+    assert len(out.items) == 44
+    status = {f["file"]: f["status"] for f in out.report["files"]}
+    assert status[ITEM_PAGE.name] == "rejected"
