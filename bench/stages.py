@@ -18,11 +18,16 @@ from typing import TypeVar
 from ingest.dedup import near_edges
 from ingest.engine import languages, parse_all
 from ingest.merge import resolve_component
-from ingest.models import Listing
 from ingest.output import render
 from ingest.pipeline import assemble, few_collections, split_components
 from ingest.read import collect_inputs
-from ingest.stages import best_edges, finish, related_lids, summary_keys, topic_edges, units_of
+from ingest.stages import (
+    best_edges,
+    finish,
+    order_edges_by_topic,
+    related_lids,
+    units_by_key,
+)
 from ingest.topics import join_topics
 
 T = TypeVar("T")
@@ -51,19 +56,11 @@ def main(argv: list[str] | None = None) -> int:
         warnings: list[str] = []
         groups = timed("topic join", lambda: join_topics(results, warnings))
         listings = [x for r in results for x in r.listings]
-        units = timed(
-            "exact units", lambda: {k: units_of(k, xs) for k, xs in summary_keys(listings).items()}
-        )
+        units = timed("exact units", lambda: units_by_key(listings))
         near = timed(
             "near-duplicate edges: MinHash bands + verify", lambda: near_edges(sorted(units))
         )
-        by_topic: dict[str, list[Listing]] = {}
-        for x in listings:
-            if x.topic_key is not None:
-                by_topic.setdefault(x.topic_key, []).append(x)
-        order = timed(
-            "order edges", lambda: [e for s in sorted(by_topic) for e in topic_edges(by_topic[s])]
-        )
+        order = timed("order edges", lambda: order_edges_by_topic(listings))
         edges = best_edges(near + order)
         comps = timed(
             "components: settle + merge",

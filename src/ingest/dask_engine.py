@@ -30,7 +30,14 @@ from .merge import Component, resolve_component
 from .models import Listing, PageResult
 from .pipeline import RunOutput, assemble
 from .read import InputFile
-from .stages import Finished, best_edges, finish, related_lids, topic_edges, units_of
+from .stages import (
+    Finished,
+    best_edges,
+    finish,
+    order_edges_by_topic,
+    related_lids,
+    units_by_key,
+)
 from .topics import join_topics
 
 
@@ -96,10 +103,7 @@ def run_dask(inputs: list[InputFile], scheduler: str | None = None, workers: int
 
 def _units(group: tuple[int, list[Listing]]) -> list[Unit]:
     """One shuffle group → its units (distinct keys can share a 64-bit group key)."""
-    by_key: dict[str, list[Listing]] = {}
-    for x in group[1]:
-        by_key.setdefault(x.key, []).append(x)
-    return [units_of(k, xs) for k, xs in sorted(by_key.items())]
+    return list(units_by_key(group[1]).values())
 
 
 def _near_edges(units: Any, parts: int) -> list[Edge]:
@@ -119,15 +123,8 @@ def _bucket(group: tuple[int, list[tuple[bytes, str]]]) -> list[Edge]:
 def _order_edges(listings: Any, parts: int) -> list[Edge]:
     topical = listings.filter(lambda x: x.topic_key is not None)
     grouped = topical.groupby(lambda x: _h(x.topic_key), npartitions=parts, shuffle="tasks")
-    edges: list[Edge] = grouped.map(_topic_group).flatten().compute()
+    edges: list[Edge] = grouped.map(lambda g: order_edges_by_topic(g[1])).flatten().compute()
     return edges
-
-
-def _topic_group(group: tuple[int, list[Listing]]) -> list[Edge]:
-    by_slug: dict[str, list[Listing]] = {}
-    for x in group[1]:
-        by_slug.setdefault(x.topic_key or "", []).append(x)
-    return [e for slug in sorted(by_slug) for e in topic_edges(by_slug[slug])]
 
 
 def _resolve(

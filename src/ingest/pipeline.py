@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from .dedup import Edge, Unit, components, near_edges
 from .engine import Progress, languages, parse_all, pmap
 from .merge import resolve_component
-from .models import Conflict, Item, Listing, PageResult, Reject, Report, Topic
+from .models import Conflict, Item, PageResult, Reject, Report, Topic
 from .read import InputFile
 from .report import build_report, build_topics
 from .stages import (
@@ -23,11 +23,10 @@ from .stages import (
     TopicEntry,
     best_edges,
     finish,
+    order_edges_by_topic,
     related_lids,
-    summary_keys,
     to_reject,
-    topic_edges,
-    units_of,
+    units_by_key,
 )
 from .topics import TopicGroup, join_topics
 
@@ -68,15 +67,11 @@ def build(results: list[PageResult], jobs: int = 1) -> RunOutput:
     warnings: list[str] = []
     groups = join_topics(results, warnings)
     listings = [x for r in results for x in r.listings]
-    units = {k: units_of(k, xs) for k, xs in summary_keys(listings).items()}
-    by_topic: dict[str, list[Listing]] = {}
-    for x in listings:
-        if x.topic_key is not None:
-            by_topic.setdefault(x.topic_key, []).append(x)
+    units = units_by_key(listings)
     edges = best_edges(
         [
             *near_edges(sorted(units), lambda f, xs: pmap(f, xs, jobs)),
-            *(e for slug in sorted(by_topic) for e in topic_edges(by_topic[slug])),
+            *order_edges_by_topic(listings),
         ]
     )
     comps = [resolve_component(us, es) for us, es in split_components(units, edges)]

@@ -53,6 +53,15 @@ def topic_edges(listings: Iterable[Listing]) -> list[Edge]:
     return out
 
 
+def order_edges_by_topic(listings: Iterable[Listing]) -> list[Edge]:
+    """Order edges of every topic the listings are on (each topic alone, in slug order)."""
+    by_slug: dict[str, list[Listing]] = {}
+    for x in listings:
+        if x.topic_key is not None:
+            by_slug.setdefault(x.topic_key, []).append(x)
+    return [e for slug in sorted(by_slug) for e in topic_edges(by_slug[slug])]
+
+
 def best_edges(edges: Iterable[Edge]) -> list[Edge]:
     """One edge per key pair (the strongest), in the deterministic order."""
     best: dict[tuple[str, str], Edge] = {}
@@ -189,9 +198,9 @@ def _entries(r: Resolved) -> list[TopicEntry]:
     return out
 
 
-def summary_keys(listings: Iterable[Listing]) -> dict[str, list[Listing]]:
-    """key → listings (the local form of the exact-identity shuffle)."""
-    out: dict[str, list[Listing]] = {}
+def units_by_key(listings: Iterable[Listing]) -> dict[str, Unit]:
+    """key → unit of every summary key among the listings (the exact-identity group)."""
+    by_key: dict[str, list[Listing]] = {}
     for x in listings:
-        out.setdefault(summary_key(x), []).append(x)
-    return out
+        by_key.setdefault(summary_key(x), []).append(x)
+    return {k: units_of(k, xs) for k, xs in sorted(by_key.items())}
