@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import stat
 import unicodedata
 from dataclasses import dataclass
@@ -30,6 +31,9 @@ from .normalize import han_chars
 MAX_FILE_BYTES = 64 * 1024 * 1024
 #: Below this many Han characters a clean GB18030 decoding is not trusted (A4).
 MIN_GB18030_HAN = 16
+
+#: A byte that was not valid UTF-8, as ``surrogateescape`` keeps it in decoded text.
+ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
 _READ_CHUNK = 1 << 20
 _OPEN_FLAGS = (
@@ -343,7 +347,7 @@ def _decode_utf8(data: bytes, bom_len: int, encoding: str) -> Decoded:
         first_bad = e.start + bom_len
     cut = incomplete_utf8_tail(body)
     text = body.decode("utf-8", errors="surrogateescape")
-    invalid = sum(1 for c in text if "\udc80" <= c <= "\udcff")
+    invalid = len(ESCAPED_BYTE.findall(text))
     if invalid == cut:  # the only damage: the file ends inside a character
         return Decoded(text, encoding, "utf-8", bom_len, invalid_bytes=invalid, cut_tail=cut)
     gb = _try_gb18030(body) if not bom_len else None

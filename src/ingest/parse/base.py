@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..models import Listing, PageReject, PageResult, Provenance
 from ..normalize import clean, match_key
-from ..read import Locator, cut_tail_length
+from ..read import ESCAPED_BYTE, Locator, cut_tail_length
 from ..urls import check_url
 
 #: A single field longer than this is refused (FIELD_TOO_LONG).
@@ -23,7 +23,6 @@ MAX_LISTINGS = 50_000
 MAX_LINE_CHARS = 100_000
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_SURROGATE = re.compile(r"[\udc80-\udcff]")
 
 _CLOSERS = "”’）」』)\"' "
 _FULL_STOPS = ("。", "！", "？", "…", "!", "?")
@@ -80,7 +79,7 @@ def split_lines(text: str) -> Iterator[Line]:
 def excerpt(raw: str, limit: int = 200) -> str:
     """At most ``limit`` characters of raw text, invalid bytes and controls made visible."""
     s = raw[:limit]
-    s = _SURROGATE.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", s)
+    s = ESCAPED_BYTE.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", s)
     return "".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in s)
 
 
@@ -119,7 +118,7 @@ class Page:
 
     def bad_raw(self, raw: str) -> tuple[str, str] | None:
         """A reason to refuse a listing whose raw text is unusable, or None."""
-        m = _SURROGATE.search(raw)
+        m = ESCAPED_BYTE.search(raw)
         if m is not None:
             tail = self._cut_tail
             if tail and m.start() == len(raw) - tail and raw.endswith(self.text[-tail:]):
