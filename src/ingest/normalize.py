@@ -131,9 +131,3 @@ def has_han(s: str) -> bool:
 
 def has_latin(s: str) -> bool:
     return _LATIN.search(s) is not None
-
-
-def han_ratio(s: str) -> float:
-    """Share of Han characters among the non-space characters."""
-    chars = len(s) - s.count(" ")
-    return han_count(s) / chars if chars else 0.0

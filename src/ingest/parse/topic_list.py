@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..models import Listing, TopicStats
-from ..normalize import clean, han_count, han_ratio, has_han, match_key
+from ..normalize import clean, han_count, has_han, match_key
 from .base import LEVELS, MAX_LISTINGS, Line, Page, ends_sentence, split_lines
 
 STATS = re.compile(r"^\s*([0-9]{1,9})\s*条精选(.*)$")
@@ -32,7 +32,8 @@ def is_summary_line(s: str) -> bool:
     s = s.strip()
     if not (len(s) >= 40 or ends_sentence(s)):
         return False
-    return han_count(s) >= 8 and han_ratio(s) >= 0.1
+    han = han_count(s)  # at least 8 Han characters, and a tenth of the non-space ones
+    return han >= 8 and han >= 0.1 * (len(s) - s.count(" "))
 
 
 def parse_topic_list(page: Page) -> None:
