@@ -18,8 +18,8 @@ import sys
 import time
 from collections.abc import Callable
 
-from ingest.parse import parse_bytes
-from ingest.pipeline import few_collections
+from ingest.engines.local import few_collections
+from ingest.extract.pages import parse_bytes
 
 HEADER = (
     "# 测试主题 测试用的描述。 - 所属：[分类]() - 网站：[https://oplearnx.com/topics/t]() "

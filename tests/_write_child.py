@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 from ingest.errors import PublishError
-from ingest.write import OutputLock, publish
+from ingest.outputs.atomic import publish
+from ingest.outputs.lock import OutputLock
 
 
 def _publish(src: Path, out: Path, fsize: int | None) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-import ingest.parse.topic_page as topic_page
+import ingest.extract.parse.topic_page as topic_page
 from conftest import TOPIC_LIST, TOPIC_PAGE, seed_text, write_files
 from test_topic_page import FOOTER, S1, S2, S3, listing, page
 

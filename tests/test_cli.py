@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import ITEM_PAGE, ROOT, SEEDS, TOPIC_PAGE, run_subprocess, write_files
-from ingest.output import schemas
+from ingest.schema import schemas
 
 PROSE = "这是一段普通的文字，不是任何一种页面。\nIt is just prose, a note somebody saved.\n"
 
@@ -161,8 +161,8 @@ def test_a_bug_in_one_file_becomes_an_internal_error_reject(
     ingest: Any, tmp_path: Path, monkeypatch: Any
 ) -> None:
     """A parser exception is a bug, but the run goes on: that file is INTERNAL_ERROR."""
-    import ingest.parse as parse
-    from ingest.models import Format
+    import ingest.extract.pages as parse
+    from ingest.records.vocab import Format
 
     def broken(page: Any) -> None:
         raise RuntimeError("boom")

@@ -29,7 +29,7 @@ from conftest import (
     run_subprocess,
     write_files,
 )
-from ingest.read import InputFile, read_bytes
+from ingest.extract.read import read_bytes
 
 GOOD = {
     "000.txt": TOPIC_PAGE,  # at the top
@@ -200,7 +200,7 @@ def test_a_fifo_swapped_in_after_discovery_is_not_waited_on(tmp_path: Path) -> N
     fifo = tmp_path / "late.txt"
     os.mkfifo(fifo)
     result: list[tuple[bytes | None, tuple[str, str] | None]] = []
-    reader = threading.Thread(target=lambda: result.append(read_bytes(InputFile(fifo, "late"))))
+    reader = threading.Thread(target=lambda: result.append(read_bytes(fifo)))
     reader.start()
     reader.join(timeout=5)
     if reader.is_alive():  # blocked in open(): release it before failing
@@ -209,7 +209,7 @@ def test_a_fifo_swapped_in_after_discovery_is_not_waited_on(tmp_path: Path) -> N
     assert result == [(None, ("NOT_REGULAR_FILE", "no longer a regular file (a FIFO)"))]
     link = tmp_path / "link.txt"
     os.symlink(TOPIC_PAGE, link)  # a symlink swapped in for a file is not followed
-    data, problem = read_bytes(InputFile(link, "link.txt"))
+    data, problem = read_bytes(link)
     assert data is None and problem is not None and problem[0] == "UNREADABLE"
 
 

@@ -1,4 +1,4 @@
-"""Tests for ingest.htmltext: saved HTML pages render to the text of their dumps."""
+"""Tests for ingest.extract.html: saved HTML pages render to the text of their dumps."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from ingest import htmltext
-from ingest.htmltext import HtmlText, html_to_text, looks_like_html
+from ingest.extract.html import HtmlText, html_to_text, looks_like_html
+from ingest.extract.html import tree as htmltext
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "seeds"

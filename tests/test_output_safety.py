@@ -21,7 +21,7 @@ from jinja2 import Environment
 
 from conftest import ITEM_PAGE, TOPIC_LIST, TOPIC_PAGE, Out, seed_text, write_files
 from ingest.cli import main
-from ingest.parse.topic_list import is_summary_line
+from ingest.extract.parse.topic_list import is_summary_line
 
 # Payloads that clean to nothing: (raw, warning codes of the step that removes them).
 GONE = [

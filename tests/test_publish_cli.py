@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SEEDS, TOPIC_PAGE
-from ingest import write
 from ingest.cli import main
+from ingest.outputs import atomic as write
 
 CHILD = Path(__file__).with_name("_write_child.py")
 PRE_SWAP = [p for p in write.FAULT_POINTS if p != "after_publish"]

@@ -1,4 +1,4 @@
-"""Tests for ingest.write: atomic publish, fault injection, crash safety and the output lock."""
+"""ingest.outputs.atomic and .lock: atomic publish, fault injection, crash safety, the lock."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from ingest import write
 from ingest.errors import OutputLocked, PublishError
-from ingest.write import OutputLock, atomic_write_bytes, publish
+from ingest.outputs import atomic as write
+from ingest.outputs.atomic import atomic_write_bytes, publish
+from ingest.outputs.lock import OutputLock
 
 CHILD = Path(__file__).with_name("_write_child.py")
-SRC = Path(write.__file__).resolve().parents[1]
+SRC = Path(write.__file__).resolve().parents[2]
 PRE_SWAP_POINTS = write.FAULT_POINTS[:-1]
 
 OLD = {

@@ -16,12 +16,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from . import SCHEMA_VERSION, __version__
+from .engines.local import run
 from .errors import IngestError, UsageError
-from .models import PageResult
-from .output import render, schemas, validate_dir
-from .pipeline import RunOutput, run
-from .read import collect_inputs
-from .write import OutputLock, atomic_write_bytes, publish
+from .extract.discover import collect_inputs
+from .outputs.atomic import atomic_write_bytes
+from .outputs.folder import FolderWriter
+from .records.output import RunOutput
+from .schema import schemas, validate_dir
 
 EPILOG = """\
 exit codes: 0 run completed (rejects are reported in rejects.jsonl, not fatal);
@@ -151,14 +152,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.scheduler and args.engine != "dask":
         raise UsageError("--scheduler goes with --engine dask")
     inputs = collect_inputs(args.paths)
-    with OutputLock(out_dir), _progress(len(inputs), quiet=args.quiet) as tick:
+    with FolderWriter(out_dir) as writer, _progress(len(inputs), quiet=args.quiet) as tick:
         if args.engine == "dask":
-            from .dask_engine import run_dask
+            from .engines.dask import run_dask
 
             result = run_dask(inputs, args.scheduler, args.jobs)
         else:
             result = run(inputs, jobs=args.jobs, progress=tick)
-        publish(out_dir, render(result))
+        writer.write(result)
     if not args.quiet:
         _summary(result, out_dir)
     if args.strict and result.rejects:
@@ -173,7 +174,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _progress(total: int, *, quiet: bool) -> Iterator[Callable[[PageResult], None] | None]:
+def _progress(total: int, *, quiet: bool) -> Iterator[Callable[[object], None] | None]:
     """A progress bar on stderr, only when stderr is a terminal."""
     if quiet or not sys.stderr.isatty():
         yield None

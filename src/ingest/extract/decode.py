@@ -1,0 +1,216 @@
+"""Decode: a file's bytes into text, or a reason not to; and where offsets fall in the bytes.
+
+Decoding never guesses silently: a BOM decides; otherwise strict UTF-8; otherwise an
+allow-listed GB18030 decoding that must look like real Chinese; a UTF-8 file with a few
+invalid bytes (or cut inside its last character) is decoded with ``surrogateescape`` so
+only the listings holding them are rejected later. Everything else is refused with a
+reason code. Nothing is ever decoded with ``errors="replace"`` or ``"ignore"``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+
+from ..normalize.text import han_chars
+
+#: Below this many Han characters a clean GB18030 decoding is not trusted (A4).
+MIN_GB18030_HAN = 16
+
+#: A byte that was not valid UTF-8, as ``surrogateescape`` keeps it in decoded text.
+ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+
+_MAGIC = {
+    b"\x89PNG": "PNG image",
+    b"%PDF": "PDF document",
+    b"\x1f\x8b": "gzip archive",
+    b"PK\x03\x04": "zip archive",
+    b"\xff\xd8\xff": "JPEG image",
+    b"GIF8": "GIF image",
+    b"BZh": "bzip2 archive",
+    b"\xfd7zXZ": "xz archive",
+    b"\x7fELF": "ELF binary",
+}
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le", "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32-be", "utf-32"),
+    (codecs.BOM_UTF8, "utf-8", "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16-le", "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16-be", "utf-16"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """A file's text, or the reason it has none."""
+
+    text: str | None
+    encoding: str | None  # as reported: utf-8, utf-8-sig, utf-16-le, gb18030, ...
+    codec: str | None  # the codec that reproduces the bytes of ``text`` (for offsets)
+    bom_len: int
+    reason: str | None = None
+    message: str | None = None
+    invalid_bytes: int = 0  # bytes kept as surrogate escapes (U+DC80-U+DCFF) in ``text``
+    cut_tail: int = 0  # of which: an incomplete character at the very end (a cut file)
+
+
+def decode(data: bytes) -> Decoded:
+    """Decode a file's bytes; see the module docstring for the rules."""
+    if not data:
+        return Decoded(None, None, None, 0, "EMPTY_INPUT", "the file is empty (0 bytes)")
+    for bom, name, codec in _BOMS:
+        if data.startswith(bom):
+            if name == "utf-8":
+                return _decode_utf8(data, len(bom), codec)
+            return _decode_bom(data, bom, name, codec)
+    for magic, what in _MAGIC.items():
+        if data.startswith(magic):
+            return Decoded(None, None, None, 0, "BINARY_CONTENT", f"looks like a {what}")
+    nuls = data.count(0)
+    if nuls and nuls * 100 >= len(data):
+        return Decoded(
+            None,
+            None,
+            None,
+            0,
+            "BINARY_CONTENT",
+            f"{nuls} NUL bytes in {len(data)}: binary, or UTF-16 without a BOM",
+        )
+    return _decode_utf8(data, 0, "utf-8")
+
+
+def _decode_bom(data: bytes, bom: bytes, name: str, codec: str) -> Decoded:
+    body = data[len(bom) :]
+    try:
+        text = body.decode(name)
+    except UnicodeDecodeError as e:
+        return Decoded(
+            None,
+            name,
+            None,
+            len(bom),
+            "ENCODING_UNDECODABLE",
+            f"{name} BOM but invalid {name} at byte {e.start + len(bom)} ({e.reason})",
+        )
+    return Decoded(text, codec if codec != "utf-16" else name, name, len(bom))
+
+
+def _decode_utf8(data: bytes, bom_len: int, encoding: str) -> Decoded:
+    """Strict UTF-8; else a damaged UTF-8 file (few bad bytes, or cut at the end), else
+    (without a BOM) GB18030."""
+    body = data[bom_len:]
+    try:
+        return Decoded(body.decode("utf-8"), encoding, "utf-8", bom_len)
+    except UnicodeDecodeError as e:
+        first_bad = e.start + bom_len
+    cut = incomplete_utf8_tail(body)
+    text = body.decode("utf-8", errors="surrogateescape")
+    invalid = len(ESCAPED_BYTE.findall(text))
+    if invalid == cut:  # the only damage: the file ends inside a character
+        return Decoded(text, encoding, "utf-8", bom_len, invalid_bytes=invalid, cut_tail=cut)
+    gb = _try_gb18030(body) if not bom_len else None
+    if isinstance(gb, Decoded):
+        return gb
+    if (invalid - cut) * 200 <= len(body):  # at most 0.5 % bad bytes: a damaged UTF-8 file
+        return Decoded(text, encoding, "utf-8", bom_len, invalid_bytes=invalid, cut_tail=cut)
+    if bom_len:
+        reason, why = "ENCODING_UNDECODABLE", "despite its UTF-8 BOM"
+    elif gb is None:
+        reason, why = "ENCODING_UNDECODABLE", "and not GB18030 either"
+    else:
+        reason, why = gb
+    return Decoded(
+        None,
+        None,
+        None,
+        bom_len,
+        reason,
+        f"not UTF-8 ({invalid} invalid bytes, the first at byte {first_bad}) {why}",
+    )
+
+
+def _try_gb18030(data: bytes) -> Decoded | tuple[str, str] | None:
+    """GB18030 if it decodes cleanly and reads as real Chinese; else (reason, why) or None."""
+    try:
+        text = data.decode("gb18030")
+    except UnicodeDecodeError:
+        return None
+    han = "".join(han_chars(text))
+    common = len(han.encode("gb2312", errors="ignore")) // 2  # GB2312: 2 bytes a Han char
+    if len(han) < MIN_GB18030_HAN:
+        return (
+            "ENCODING_AMBIGUOUS",
+            f"and too short to tell which encoding it is: as GB18030 it has {len(han)} Han "
+            f"character(s) (at least {MIN_GB18030_HAN} needed), and other encodings such as "
+            "Big5 could explain the same bytes",
+        )
+    if common >= 0.9 * len(han):
+        return Decoded(text, "gb18030", "gb18030", 0)
+    return (
+        "ENCODING_UNDECODABLE",
+        f"and not plausible GB18030 ({len(han) - common} of {len(han)} Han characters "
+        "outside the common GB2312 set)",
+    )
+
+
+def incomplete_utf8_tail(data: bytes) -> int:
+    """How many bytes at the end of ``data`` start a UTF-8 character that never ends (0-3).
+
+    >>> [incomplete_utf8_tail(b) for b in ("学".encode()[:2], b"ok", b"\\xff", "学".encode())]
+    [2, 0, 0, 0]
+    """
+    for n in (1, 2, 3):
+        if len(data) < n or data[-n] < 0xC2:
+            continue
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        try:
+            if decoder.decode(data[-n:], final=False) == "" and decoder.getstate()[0]:
+                return n
+        except UnicodeDecodeError:
+            return 0
+        return 0
+    return 0
+
+
+def cut_tail_length(text: str) -> int:
+    r"""Length of an incomplete UTF-8 character that :func:`decode` kept, surrogate-escaped,
+    at the very end of ``text``: the file was cut inside its last character (A10).
+
+    >>> cut_tail_length("完整\udce5\udcad"), cut_tail_length("a\udcff"), cut_tail_length("a")
+    (2, 0, 0)
+    """
+    n = 0
+    while n < 3 and n < len(text) and "\udc80" <= text[-1 - n] <= "\udcff":
+        n += 1
+    return incomplete_utf8_tail(bytes(ord(c) - 0xDC00 for c in text[len(text) - n :]))
+
+
+# --------------------------------------------------------------------------- locations
+
+
+class Locator:
+    """Maps character offsets in decoded text to (byte offset, 1-based line).
+
+    Offsets asked in increasing order cost O(distance); going back restarts from 0.
+    """
+
+    def __init__(self, text: str, codec: str | None, bom_len: int) -> None:
+        self._text = text
+        self._codec = codec or "utf-8"
+        self._bom = bom_len
+        self._char = 0
+        self._byte = 0
+        self._line = 1
+
+    def at(self, offset: int) -> tuple[int, int]:
+        if offset < self._char:
+            self._char, self._byte, self._line = 0, 0, 1
+        chunk = self._text[self._char : offset]
+        self._byte += len(chunk.encode(self._codec, errors="surrogateescape"))
+        # CRLF, lone CR and LF each end a line (as in parse.base.split_lines).
+        self._line += chunk.count("\n") + chunk.count("\r") - chunk.count("\r\n")
+        if chunk.startswith("\n") and self._char and self._text[self._char - 1] == "\r":
+            self._line -= 1  # the CR that ended the previous chunk already counted this line
+        self._char = offset
+        return self._bom + self._byte, self._line

@@ -1,0 +1,109 @@
+"""Render saved HTML pages as text in the dump format of their page kind.
+
+A saved ``.html`` page of any page kind (topic-page, topic-list, item-page) is turned into
+the text a browser shows (its ``innerText``, in reading order), written with the same
+conventions as the text dumps, so that the text parsers read it unchanged:
+
+* ``script``, ``style``, ``noscript``, ``template``, ``head``, ``title``, ``svg``, ``iframe``
+  and other non-rendered elements, comments, elements with the ``hidden`` attribute and
+  elements with an inline ``display: none`` produce no text;
+* block elements start a new line, inline elements stay on it; runs of white space inside a
+  line collapse to one space; empty lines are dropped;
+* ``h1`` .. ``h6`` become ``# `` .. ``###### `` lines, ``hr`` a ``---`` line;
+* ``ul > li`` becomes ``- item``, ``ol > li`` becomes ``N. item`` (``N`` from the list's
+  ``start`` or the item's ``value``, counting up);
+* an ``a`` inside an ``ol > li`` becomes a markdown link ``[text](href)`` with ``\\ [ ] ( )``
+  escaped in the text; every other ``a`` is just its text.
+
+Character references are decoded exactly once, by the HTML parser: ``&amp;lt;b&amp;gt;``
+becomes the text ``&lt;b&gt;``, and ``&lt;b&gt;`` becomes the visible text ``<b>`` (kept, as a
+browser shows it, and reported in the warnings).
+
+selectolax's lexbor parser is used first. BeautifulSoup (``html.parser``) takes over when
+lexbor raises, finds no visible text, or the markup nests so deep that lexbor's tree
+builder would take quadratic time. Both trees are walked with an explicit stack, so no
+document can exhaust the recursion limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from .render import render_events
+from .sniff import looks_like_html, nests_deeper_than
+from .tree import TAG_LIKE, lexbor_events, soup_events
+
+__all__ = [
+    "PARSER_BEAUTIFULSOUP",
+    "PARSER_SELECTOLAX",
+    "HtmlText",
+    "html_to_text",
+    "looks_like_html",
+]
+
+PARSER_SELECTOLAX: Final = "selectolax"
+PARSER_BEAUTIFULSOUP: Final = "beautifulsoup"
+
+
+@dataclass(frozen=True, slots=True)
+class HtmlText:
+    """The visible text of an HTML page in dump format, with how it was obtained."""
+
+    text: str
+    parser: str
+    warnings: tuple[str, ...] = ()
+
+
+_LEXBOR_MAX_DEPTH: Final = 2000
+
+
+def html_to_text(html: str) -> HtmlText:
+    """Render ``html`` as dump-format text (see the module docstring for the rules)."""
+    warnings: list[str] = []
+    if nests_deeper_than(html, _LEXBOR_MAX_DEPTH):
+        warnings.append(
+            f"markup nests more than {_LEXBOR_MAX_DEPTH} elements deep; "
+            "used beautifulsoup instead of selectolax"
+        )
+    else:
+        try:
+            text = render_events(lexbor_events(html))
+        except Exception as exc:  # any parser failure means: try the other parser
+            warnings.append(f"selectolax failed ({type(exc).__name__}: {exc}); used beautifulsoup")
+        else:
+            if text:
+                return _result(text, PARSER_SELECTOLAX, warnings)
+            warnings.append("selectolax found no visible text; used beautifulsoup")
+            return _soup_result(html, warnings, trust_markup_like=False)
+    return _soup_result(html, warnings)
+
+
+def _soup_result(html: str, warnings: list[str], *, trust_markup_like: bool = True) -> HtmlText:
+    """Render with BeautifulSoup; ``trust_markup_like=False`` drops text that looks like tags.
+
+    When lexbor (a conforming HTML5 parser) found nothing visible, tag-like text from
+    ``html.parser`` is markup it failed to parse (an unterminated comment or attribute
+    value makes it emit the rest of the document as text), not content.
+    """
+    try:
+        text = render_events(soup_events(html))
+    except Exception as exc:  # a page neither parser can read yields no text, not a crash
+        warnings.append(f"beautifulsoup failed ({type(exc).__name__}: {exc})")
+        text = ""
+    if text and not trust_markup_like and TAG_LIKE.search(text):
+        warnings.append("beautifulsoup returned unparsed markup as text; dropped it")
+        text = ""
+    if not text:
+        warnings.append("no visible text in the HTML")
+    return _result(text, PARSER_BEAUTIFULSOUP, warnings)
+
+
+def _result(text: str, parser: str, warnings: list[str]) -> HtmlText:
+    tag_like = TAG_LIKE.findall(text)
+    if tag_like:
+        warnings.append(
+            f"visible text contains {len(tag_like)} tag-like run(s), first {tag_like[0]!r} "
+            "(written as character references in the HTML; kept as text)"
+        )
+    return HtmlText(text=text, parser=parser, warnings=tuple(warnings))

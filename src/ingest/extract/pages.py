@@ -1,0 +1,104 @@
+"""The per-file map: read, decode, detect and parse one file into a :class:`PageResult`.
+
+:func:`extract_page` is what every engine runs on each input. It looks at no other file.
+An unexpected exception inside one file's parse is a bug, but it must not lose the run:
+it becomes an INTERNAL_ERROR reject of that file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import traceback
+from types import ModuleType
+
+from ..records.internal import PageReject, PageResult, Provenance
+from ..records.vocab import Format
+from .decode import Decoded, Locator, decode
+from .detect import detect
+from .discover import InputFile
+from .parse.base import Page, excerpt
+from .parse.item_page import parse_item_page
+from .parse.topic_list import parse_topic_list
+from .parse.topic_page import parse_topic_page
+from .read import read_bytes
+
+_PARSERS = {
+    Format.TOPIC_PAGE: parse_topic_page,
+    Format.TOPIC_LIST: parse_topic_list,
+    Format.ITEM_PAGE: parse_item_page,
+}
+
+
+def extract_page(f: InputFile) -> PageResult:
+    """:func:`parse_file`, with a bug in a parser turned into an INTERNAL_ERROR reject."""
+    try:
+        return parse_file(f)
+    except Exception as e:  # a bug: keep the run going, count it, say where
+        r = PageResult(f.name, "", 0, None, None)
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        msg = f"{type(e).__name__}: {e} (at {where.filename.rsplit('/', 1)[-1]}:{where.lineno})"
+        r.rejects.append(
+            PageReject(Provenance(f.name, "", "", "file", 0, 1), "INTERNAL_ERROR", msg, "", False)
+        )
+        return r
+
+
+def parse_file(f: InputFile) -> PageResult:
+    """Read, decode, detect and parse one file. Pure: looks at no other file."""
+    if f.problem is not None:
+        return _file_reject(PageResult(f.name, "", 0, None, None), *f.problem, "")
+    data, problem = read_bytes(f.path)
+    if data is None:
+        assert problem is not None
+        return _file_reject(PageResult(f.name, "", 0, None, None), *problem, "")
+    return parse_bytes(f.name, data)
+
+
+def parse_bytes(name: str, data: bytes) -> PageResult:
+    """The per-file map on bytes already read."""
+    result = PageResult(name, hashlib.sha256(data).hexdigest(), len(data), None, None)
+    dec = decode(data)
+    result.encoding = dec.encoding
+    if dec.text is None:
+        return _file_reject(
+            result,
+            dec.reason or "ENCODING_UNDECODABLE",
+            dec.message or "",
+            data[:200].decode("latin-1"),
+        )
+    if dec.invalid_bytes:
+        result.warnings.append(f"file: INVALID_UTF8: {dec.invalid_bytes} invalid byte(s)")
+    if not dec.text.strip(" \t\r\n\u3000\u00a0\ufeff\x0b\x0c"):
+        return _file_reject(result, "EMPTY_INPUT", "only white space", dec.text)
+    return _parse_text(result, dec)
+
+
+def _parse_text(result: PageResult, dec: Decoded) -> PageResult:
+    text = dec.text or ""
+    locator = Locator(text, dec.codec, dec.bom_len)
+    if "<" in text[:1024] and _html().looks_like_html(text):
+        rendered = _html().html_to_text(text)
+        result.parser = rendered.parser
+        result.warnings.extend(f"file: {w}" for w in rendered.warnings)
+        text = rendered.text
+        locator = Locator(text, "utf-8", 0)  # offsets now refer to the rendered text
+        result.warnings.append("file: HTML_INPUT: locations refer to the page's rendered text")
+    fmt, why = detect(text)
+    if fmt is None:
+        return _file_reject(result, "UNKNOWN_FORMAT", why, text)
+    result.format = fmt.value
+    _PARSERS[fmt](Page(result, text, locator))
+    return result
+
+
+def _html() -> ModuleType:
+    """The HTML renderer, imported only when a page looks like HTML (selectolax is heavy)."""
+    from . import html
+
+    return html
+
+
+def _file_reject(result: PageResult, reason: str, message: str, raw: str) -> PageResult:
+    prov = Provenance(result.file, result.sha256, result.format or "", "file", 0, 1)
+    result.rejects.append(PageReject(prov, reason, message, excerpt(raw), False))
+    return result

@@ -1,0 +1,143 @@
+"""What every page parser shares: provenance, rejects, warnings, field cleaning.
+
+A parser fills one :class:`Page` (the builder) and never raises on bad input: whatever it
+cannot use becomes a :class:`~ingest.models.PageReject` with a reason code and its place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ...normalize.text import clean, match_key
+from ...normalize.urls import check_url
+from ...records.internal import Listing, PageReject, PageResult, Provenance
+from ..decode import ESCAPED_BYTE, Locator, cut_tail_length
+
+#: A single field longer than this is refused (FIELD_TOO_LONG).
+MAX_FIELD_CHARS = 20_000
+#: A page with more listings than this is cut there (TOO_MANY_ITEMS).
+MAX_LISTINGS = 50_000
+#: A line longer than this (in a line-based page kind) is refused (LINE_TOO_LONG).
+MAX_LINE_CHARS = 100_000
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+_CLOSERS = "”’）」』)\"' "
+_FULL_STOPS = ("。", "！", "？", "…", "!", "?")
+
+
+def ends_sentence(s: str) -> bool:
+    """Does the text end like a complete sentence (closing quotes and brackets aside)?
+
+    A cut summary usually does not: ``v1.`` and ``（含编译）`` end mid-sentence.
+
+    >>> [ends_sentence(s) for s in ("读者。", "（见附录。）", "PyTorch v1.", "the model.", "a）")]
+    [True, True, False, True, False]
+    """
+    s = s.rstrip(_CLOSERS)
+    if s.endswith(_FULL_STOPS):
+        return True
+    return s.endswith(".") and len(s) > 1 and s[-2].isalpha() and s[-2].isascii()
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    text: str
+    start: int  # character offset in the decoded text
+    number: int  # 1-based
+
+
+def split_lines(text: str) -> Iterator[Line]:
+    """Split on CRLF, CR or LF only (never on U+2028, form feed, ...), with offsets."""
+    start = 0
+    number = 1
+    for m in _LINE_BREAK.finditer(text):
+        yield Line(text[start : m.start()], start, number)
+        start = m.end()
+        number += 1
+    if start < len(text):
+        yield Line(text[start:], start, number)
+
+
+def excerpt(raw: str, limit: int = 200) -> str:
+    """At most ``limit`` characters of raw text, invalid bytes and controls made visible."""
+    s = raw[:limit]
+    s = ESCAPED_BYTE.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", s)
+    return "".join(ch if ch.isprintable() or ch == " " else repr(ch)[1:-1] for ch in s)
+
+
+class Page:
+    """Builder for one file's :class:`PageResult`."""
+
+    def __init__(self, result: PageResult, text: str, locator: Locator) -> None:
+        self.result = result
+        self.text = text
+        self._loc = locator
+        self._end = len(text.rstrip())
+        self._cut_tail = cut_tail_length(text)
+
+    def prov(self, offset: int, locator: str) -> Provenance:
+        byte, line = self._loc.at(offset)
+        r = self.result
+        return Provenance(r.file, r.sha256, r.format or "", locator, byte, line)
+
+    def warn(self, code: str, where: str, detail: str = "") -> None:
+        self.result.warnings.append(f"{where}: {code}" + (f": {detail}" if detail else ""))
+
+    def reject(self, offset: int, locator: str, reason: str, message: str, raw: str) -> None:
+        self.result.rejects.append(
+            PageReject(self.prov(offset, locator), reason, message, excerpt(raw), True)
+        )
+
+    def field(self, raw: str, where: str, *, markdown: bool = False) -> str:
+        """Clean one text field, turning every lossy step into a warning at ``where``."""
+        return clean(raw, markdown=markdown, warn=lambda code: self.warn(code, where))
+
+    def url(self, raw: str | None, where: str) -> str | None:
+        url, problem = check_url(raw)
+        if problem is not None:
+            self.warn(problem[0], where, problem[1])
+        return url
+
+    def bad_raw(self, raw: str) -> tuple[str, str] | None:
+        """A reason to refuse a listing whose raw text is unusable, or None."""
+        m = ESCAPED_BYTE.search(raw)
+        if m is not None:
+            tail = self._cut_tail
+            if tail and m.start() == len(raw) - tail and raw.endswith(self.text[-tail:]):
+                return "TRUNCATED_ITEM", "the file ends inside a multi-byte character: cut short"
+            return "INVALID_UTF8", f"invalid UTF-8 byte 0x{ord(m.group()) - 0xDC00:02x} inside"
+        if len(raw) > MAX_FIELD_CHARS:
+            return "FIELD_TOO_LONG", f"{len(raw)} characters, over the cap of {MAX_FIELD_CHARS}"
+        return None
+
+    def cut_short(self, line: Line) -> bool:
+        """Is this the file's last line, ending mid-sentence? (How a cut file looks: the
+        line-based page kinds have no footer to tell a cut from a short summary.)"""
+        return self.is_last(line) and not ends_sentence(line.text)
+
+    def is_last(self, line: Line) -> bool:
+        return line.start + len(line.text) >= self._end
+
+    def without_long_lines(self, lines: list[Line]) -> list[Line]:
+        """The lines under the line cap; each longer one is rejected LINE_TOO_LONG."""
+        kept = []
+        for ln in lines:
+            if len(ln.text) > MAX_LINE_CHARS:
+                self.reject(
+                    ln.start,
+                    f"line {ln.number}",
+                    "LINE_TOO_LONG",
+                    f"{len(ln.text)} characters, over the cap of {MAX_LINE_CHARS}",
+                    ln.text,
+                )
+            else:
+                kept.append(ln)
+        return kept
+
+    def add(self, listing: Listing) -> None:
+        listing.index = len(self.result.listings)
+        listing.key = match_key(listing.summary_zh)
+        self.result.listings.append(listing)

@@ -1,0 +1,178 @@
+"""Item page (plain text): one resource, its key/value block and its related reading.
+
+Layout: ``publisher··age``; Chinese title; original title (absent when the original is
+Chinese); summary; ``- key`` / ``- value`` lines; ``推荐阅读``; then related entries of
+Chinese title, original title (optional, same rule) and summary.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from ...normalize.text import has_han
+from ...records.internal import Listing
+from .base import MAX_LISTINGS, Line, Page, ends_sentence, split_lines
+from .topic_list import is_summary_line
+
+RELATED_HEADING = "推荐阅读"
+_KEYS = {"分级": "rating", "收录时间": "collected_on"}
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
+def parse_item_page(page: Page) -> None:
+    every = [ln for ln in split_lines(page.text) if ln.text.strip()]
+    lines = page.without_long_lines(every)
+    if not lines or lines[0] is not every[0]:
+        return  # the byline itself was over the cap: nothing here can be placed
+    publisher, age = _byline(page, lines[0])
+    kv_at = next((i for i, ln in enumerate(lines) if i > 0 and _is_kv(ln)), None)
+    rel_at = next(
+        (
+            i
+            for i, ln in enumerate(lines)
+            if i >= (kv_at or 0) and ln.text.strip() == RELATED_HEADING
+        ),
+        None,
+    )
+    main_end = min(x for x in (kv_at, rel_at, len(lines)) if x is not None)
+    facts = _kv(page, lines[main_end : rel_at if rel_at is not None else len(lines)])
+    main = _entry(page, lines[1:main_end], 0, "main", lines[0])
+    if main is not None:
+        main.publisher, main.published_ago = publisher, age
+        main.rating, main.collected_on = facts.get("rating"), facts.get("collected_on")
+        page.add(main)
+    if rel_at is not None:
+        _related(page, lines[rel_at + 1 :])
+        if main is not None:
+            main.related_idx = [x.index for x in page.result.listings if x.role == "related"]
+
+
+def _byline(page: Page, line: Line) -> tuple[str | None, str | None]:
+    publisher, _, age = line.text.rpartition("··")
+    return page.field(publisher, "line 1") or None, page.field(age, "line 1") or None
+
+
+def _is_kv(line: Line) -> bool:
+    return line.text.lstrip().startswith("- ")
+
+
+def _kv(page: Page, lines: list[Line]) -> dict[str, str]:
+    items = [ln for ln in lines if _is_kv(ln)]
+    for ln in lines:
+        if not _is_kv(ln):
+            page.reject(
+                ln.start,
+                f"line {ln.number}",
+                "UNEXPECTED_LINE",
+                "a line inside the key/value block that is not '- ...'",
+                ln.text,
+            )
+    if len(items) % 2:
+        page.warn("BAD_KV", f"line {items[-1].number}", "a key without a value")
+    facts: dict[str, str] = {}
+    for key_ln, val_ln in zip(items[::2], items[1::2], strict=False):
+        key = page.field(key_ln.text.lstrip()[2:], f"line {key_ln.number}")
+        value = page.field(val_ln.text.lstrip()[2:], f"line {val_ln.number}")
+        name = _KEYS.get(key)
+        if name is None:
+            page.warn("UNKNOWN_KEY", f"line {key_ln.number}", f"{key!r} = {value!r} not used")
+        elif name in facts:
+            page.warn("BAD_KV", f"line {key_ln.number}", f"{key!r} given twice; first kept")
+        elif name == "collected_on" and not _valid_date(value):
+            page.warn("BAD_DATE", f"line {val_ln.number}", f"{value!r} is not a YYYY-MM-DD date")
+        else:
+            facts[name] = value
+    return facts
+
+
+def _valid_date(s: str) -> bool:
+    if not _DATE.match(s):
+        return False
+    try:
+        dt.date.fromisoformat(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _entry(page: Page, lines: list[Line], ordinal: int, role: str, anchor: Line) -> Listing | None:
+    """One resource from 2 lines (title, summary) or 3 (title, original title, summary)."""
+    where = "item" if role == "main" else f"related {ordinal}"
+    first = lines[0] if lines else anchor
+    raw = "\n".join(ln.text for ln in lines)
+    if len(lines) not in (2, 3) or not is_summary_line(lines[-1].text):
+        reason = "TRUNCATED_ITEM" if len(lines) < 2 else "ITEM_MALFORMED"
+        page.reject(
+            first.start,
+            where,
+            reason,
+            f"expected title, [original title,] summary; got {len(lines)} line(s)",
+            raw,
+        )
+        return None
+    problem = page.bad_raw(raw)
+    if problem is None and page.cut_short(lines[-1]):
+        problem = ("TRUNCATED_ITEM", "the file ends inside this entry's summary")
+    if problem is not None:
+        page.reject(first.start, where, problem[0], problem[1], raw)
+        return None
+    loc = f"{where} (line {first.number})"
+    return Listing(
+        prov=page.prov(first.start, where),
+        ordinal=ordinal,
+        title_zh=page.field(lines[0].text, loc) or None,
+        title_original=page.field(lines[1].text, loc) or None if len(lines) == 3 else None,
+        original_is_chinese=len(lines) == 2,
+        summary_zh=page.field(lines[-1].text, loc),
+        role=role,
+    )
+
+
+def _related(page: Page, lines: list[Line]) -> None:
+    """Split the related reading into entries; an entry missing its summary is rejected
+    alone (its title lines), and the next entry starts where the next title does."""
+    i, ordinal = 0, 0
+    while i < len(lines) and ordinal < MAX_LISTINGS:
+        size = _entry_size(lines, i)
+        if size < 0 and i + 3 >= len(lines):
+            size = i - len(lines)  # the file ends inside this entry: all of the rest is it
+        ordinal += 1
+        _add_related(page, lines[i : i + abs(size)], ordinal, complete=size > 0)
+        i += abs(size)
+
+
+def _entry_size(lines: list[Line], i: int) -> int:
+    """Lines of the entry starting at ``lines[i]`` (its Chinese title, however much it reads
+    like prose): 2 or 3 when it ends with its summary, negative when it has none."""
+    if _summary_at(lines, i + 1):
+        return 2
+    if i + 1 < len(lines) and _summary_at(lines, i + 2):
+        return 3
+    return -2 if i + 1 < len(lines) and not has_han(lines[i + 1].text) else -1
+
+
+def _summary_at(lines: list[Line], j: int) -> bool:
+    """Is ``lines[j]`` a summary? One that does not end a sentence must be followed by a
+    Chinese title line (or nothing): a title followed by an English title is a title."""
+    if j >= len(lines) or not is_summary_line(lines[j].text):
+        return False
+    return ends_sentence(lines[j].text) or j + 1 >= len(lines) or has_han(lines[j + 1].text)
+
+
+def _add_related(page: Page, chunk: list[Line], ordinal: int, *, complete: bool) -> None:
+    if not complete:
+        cut = page.is_last(chunk[-1])
+        page.reject(
+            chunk[0].start,
+            f"related {ordinal}",
+            "TRUNCATED_ITEM" if cut else "MISSING_FIELD",
+            "the file ends before this related entry's summary"
+            if cut
+            else "a related entry without its summary line",
+            "\n".join(x.text for x in chunk),
+        )
+        return
+    entry = _entry(page, chunk, ordinal, "related", chunk[0])
+    if entry is not None:
+        page.add(entry)

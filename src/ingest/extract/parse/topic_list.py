@@ -1,0 +1,159 @@
+"""Topic list (plain text): description line, stats line, then title / summary line pairs.
+
+Pairs are read by what each line is, not by position alone: a line that reads like a
+Chinese summary is a summary. So a missing title line leaves its summary without a title
+(an *orphan*, joined later by its summary or rejected) instead of shifting every later
+title onto the wrong listing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...normalize.text import clean, han_count, has_han, match_key
+from ...records.internal import Listing, TopicStats
+from ...records.vocab import LEVELS
+from .base import MAX_LISTINGS, Line, Page, ends_sentence, split_lines
+
+STATS = re.compile(r"^\s*([0-9]{1,9})\s*条精选(.*)$")
+_LEVEL_COUNT = re.compile(r"^(\S+)\s+([0-9]{1,9})$")
+
+
+def is_summary_line(s: str) -> bool:
+    """Does this line read like a Chinese summary (rather than a title)?
+
+    >>> is_summary_line("MPS in PyTorch 2.15")
+    False
+    >>> is_summary_line("博客文章，介绍 TorchTPU 这一原生 PyTorch 后端，使 TPU 成为普通设备。")
+    True
+    >>> is_summary_line("面向初学者的 torch.compile 教程，涉及 EmberShift 在 AsterNeuron "
+    ...                 "与 torch.compile 中的应用，提供 OpenAI 与 Anthropic 兼容 API。")
+    True
+    """
+    s = s.strip()
+    if not (len(s) >= 40 or ends_sentence(s)):
+        return False
+    han = han_count(s)  # at least 8 Han characters, and a tenth of the non-space ones
+    return han >= 8 and han >= 0.1 * (len(s) - s.count(" "))
+
+
+def parse_topic_list(page: Page) -> None:
+    lines = [ln for ln in split_lines(page.text) if ln.text.strip()]
+    desc_line, stats_line = lines[0], lines[1]
+    description = page.field(desc_line.text, "line 1")
+    page.result.stats = _stats(page, description, stats_line)
+    body = page.without_long_lines(lines[2:])
+    i = 0
+    ordinal = 0
+    while i < len(body) and ordinal < MAX_LISTINGS:
+        line = body[i]
+        if is_summary_line(line.text):
+            _listing(page, None, line, ordinal, orphan=True)
+            ordinal += 1
+            i += 1
+        elif i + 1 >= len(body) or (page.is_last(body[i + 1]) and not _pairs(body, i)):
+            raw = "\n".join(x.text for x in body[i : i + 2])
+            page.reject(
+                line.start,
+                f"line {line.number}",
+                "TRUNCATED_ITEM",
+                "the file ends before this listing's summary does",
+                raw,
+            )
+            i += 2
+        elif not _pairs(body, i):
+            page.reject(
+                line.start,
+                f"line {line.number}",
+                "PAIRING_ERROR",
+                "a title line followed by another title line; no summary",
+                line.text,
+            )
+            i += 1
+        elif _wrapped(body, i + 1):
+            raw = "\n".join(x.text for x in body[i : i + 3])
+            page.reject(
+                line.start,
+                f"line {line.number}",
+                "PAIRING_ERROR",
+                "the summary goes on over the next line (wrapped?)",
+                raw,
+            )
+            i += 3
+        else:
+            _listing(page, line, body[i + 1], ordinal, orphan=False)
+            ordinal += 1
+            i += 2
+    if i < len(body):
+        ln = body[i]
+        page.reject(
+            ln.start,
+            f"line {ln.number}",
+            "TOO_MANY_ITEMS",
+            f"more than {MAX_LISTINGS} listings; the rest is not read",
+            ln.text,
+        )
+
+
+def _pairs(body: list[Line], i: int) -> bool:
+    """Can the title at ``body[i]`` pair with the next line as its summary? Not when that
+    line is a title itself: no Chinese at all, or a summary line follows it."""
+    nxt = body[i + 1].text
+    return is_summary_line(nxt) or (has_han(nxt) and not is_summary_line(_peek(body, i + 2)))
+
+
+def _wrapped(body: list[Line], j: int) -> bool:
+    """Does the summary at ``body[j]`` stop mid-sentence, with more summary-like text on the
+    next line (a wrapped line, or a title missing after a cut summary: either way unsafe)?"""
+    return (
+        j + 1 < len(body) and not ends_sentence(body[j].text) and is_summary_line(body[j + 1].text)
+    )
+
+
+def _peek(body: list[Line], i: int) -> str:
+    return body[i].text if i < len(body) else ""
+
+
+def _stats(page: Page, description: str, line: Line) -> TopicStats:
+    m = STATS.match(clean(line.text))
+    assert m is not None  # detection guarantees the stats line
+    levels: dict[str, int] = {}
+    notes: list[str] = []
+    for part in (p.strip() for p in m.group(2).split("·")):
+        lm = _LEVEL_COUNT.match(part)
+        if lm is not None and lm.group(1) in LEVELS:
+            levels[LEVELS[lm.group(1)]] = int(lm.group(2))
+        elif part:
+            notes.append(part)
+    return TopicStats(
+        description=description,
+        description_key=match_key(description),
+        declared_count=int(m.group(1)),
+        declared_levels=levels,
+        order_note=" · ".join(notes) or None,
+    )
+
+
+def _listing(page: Page, title: Line | None, summary: Line, ordinal: int, *, orphan: bool) -> None:
+    first = title or summary
+    where = f"line {first.number}"
+    raw = (title.text + "\n" if title else "") + summary.text
+    problem = page.bad_raw(raw)
+    if problem is None and page.cut_short(summary):
+        problem = ("TRUNCATED_ITEM", "the file ends inside this listing's summary")
+    if problem is not None:
+        page.reject(first.start, where, problem[0], problem[1], raw)
+        return
+    if orphan:
+        page.warn("TITLE_MISSING", where, "summary line without its title line")
+    stats = page.result.stats
+    page.add(
+        Listing(
+            prov=page.prov(first.start, where),
+            ordinal=ordinal,
+            summary_zh=page.field(summary.text, f"line {summary.number}"),
+            title_original=page.field(title.text, where) or None if title else None,
+            topic_key=stats.description_key if stats else None,
+            role="orphan" if orphan else "listing",
+        )
+    )

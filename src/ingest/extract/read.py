@@ -1,0 +1,85 @@
+"""Read: a file's bytes, once, bounded by a cap, and re-checked after the read.
+
+Files are opened without following links and without blocking, and checked with ``fstat``,
+so a symlink or FIFO put in place of a discovered file is refused, never followed or
+waited on; a file that changed while it was read is refused (INPUT_CHANGED).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+#: Files larger than this are refused before they are read (TOO_LARGE).
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+_READ_CHUNK = 1 << 20
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | os.O_CLOEXEC
+    | os.O_NOCTTY
+    | os.O_NONBLOCK  # a FIFO swapped in after discovery must not block the run
+    | os.O_NOFOLLOW  # nor may a symlink swapped in: links are resolved during discovery
+)
+
+
+def read_bytes(path: Path) -> tuple[bytes | None, tuple[str, str] | None]:
+    """Read a file once, bounded by the size cap; re-check it did not change meanwhile.
+
+    The file is opened with O_NOFOLLOW and O_NONBLOCK and checked with ``fstat``, so a
+    symlink or FIFO put in its place after discovery is refused, never followed or waited on.
+    """
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as e:
+        return None, ("UNREADABLE", f"cannot open: {e.strerror or e}")
+    try:
+        before = os.fstat(fd)
+        if not stat.S_ISREG(before.st_mode):
+            return None, (
+                "NOT_REGULAR_FILE",
+                f"no longer a regular file ({file_type(before.st_mode)})",
+            )
+        if before.st_size > MAX_FILE_BYTES:
+            return None, (
+                "TOO_LARGE",
+                f"{before.st_size} bytes, over the cap of {MAX_FILE_BYTES} bytes",
+            )
+        data = _read_all(fd, MAX_FILE_BYTES + 1)
+        after = os.fstat(fd)
+    except OSError as e:
+        return None, ("UNREADABLE", f"cannot read: {e.strerror or e}")
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        return None, ("TOO_LARGE", f"over the cap of {MAX_FILE_BYTES} bytes")
+    if (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns) or len(
+        data
+    ) != after.st_size:
+        return None, (
+            "INPUT_CHANGED",
+            f"the file changed while it was read ({before.st_size} bytes before, "
+            f"{len(data)} read, {after.st_size} after); skipped",
+        )
+    return data, None
+
+
+def _read_all(fd: int, limit: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < limit:
+        chunk = os.read(fd, min(_READ_CHUNK, limit - len(buf)))
+        if not chunk:
+            break
+        buf += chunk
+    return bytes(buf)
+
+
+def file_type(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"

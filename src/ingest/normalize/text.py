@@ -1,0 +1,133 @@
+"""Text normalization: small pure functions, each ``str -> str``.
+
+Stored text is NFC (never NFKC: that rewrites full-width punctuation the site uses on
+purpose). Keys used for matching are NFKC + casefold with everything but letters and
+digits removed, so escapes, quotes, spacing and punctuation width never split a resource.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from collections.abc import Callable
+
+# ASCII punctuation that CommonMark lets a backslash escape.
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+# Tags: an opening '<' then a letter, '/', '!' or '?', up to the next '>' (no nesting, linear).
+_TAG = re.compile(r"<(?=[A-Za-z/!?])[/!?]?([A-Za-z][A-Za-z0-9]{0,20})?[^<>]{0,2000}>")
+#: HTML elements that start a new line (shared with :mod:`ingest.extract.html`).
+BLOCK_TAGS = frozenset(
+    "address article aside blockquote br caption center details dd dialog dir div dl dt "
+    "fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup hr legend li "
+    "listing main menu nav ol p pre search section summary table tbody tfoot thead tr ul".split()
+)
+_SPACED_TAGS = BLOCK_TAGS | {"td", "th"}  # stripped tags that leave a space behind
+_SCRIPT_STYLE = re.compile(
+    r"<(script|style)\b[^>]{0,2000}>.{0,100000}?</\1\s*>", re.IGNORECASE | re.DOTALL
+)
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_NON_WORD = re.compile(r"[\W_]+")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+_LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
+
+#: Control, bidi, zero-width and other invisible format characters removed from every field
+#: (tab, CR and LF are white space and collapse instead). ZWJ (U+200D) and the variation
+#: selectors are kept: they hold emoji sequences such as ❤️ together. Lone surrogates go too.
+_REMOVED_RE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200c\u200e\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
+)
+
+
+def md_unescape(s: str) -> str:
+    r"""Remove markdown backslash escapes, once.
+
+    >>> md_unescape(r"torch\_xla \[P\] C\+\+ a\\b")
+    'torch_xla [P] C++ a\\b'
+    """
+    return _MD_ESCAPE.sub(r"\1", s)
+
+
+def strip_markup(s: str) -> tuple[str, bool]:
+    """Remove HTML tags (and script/style bodies) and decode entities once.
+
+    Returns the text and whether anything was removed or decoded.
+
+    >>> strip_markup("a <b>粗</b>体 &amp; <script>x()</script>c<br>d, 1 < 2 > 0")
+    ('a 粗体 &  c d, 1 < 2 > 0', True)
+    """
+    if "<" not in s and "&" not in s:
+        return s, False
+    out = _strip_tags(s)
+    if _ENTITY.search(out):
+        # Entities that decode to markup (&lt;script&gt;) must not become live tags.
+        out = _strip_tags(html.unescape(out))
+    return out, out != s
+
+
+def _strip_tags(s: str) -> str:
+    s = _SCRIPT_STYLE.sub(" ", s)
+    return _TAG.sub(lambda m: " " if (m.group(1) or "").lower() in _SPACED_TAGS else "", s)
+
+
+def clean(s: str, *, markdown: bool = False, warn: Callable[[str], None] | None = None) -> str:
+    """Normalize one field: NFC, unescape (markdown only), strip markup and controls, spaces.
+
+    ``warn`` receives a code for every lossy step (nothing is repaired silently). Each step
+    runs only when a cheap test says it has work to do: this is on the hot path.
+
+    >>> clean(r"  C\\+\\+ <b>粗</b>\u200b  a\u3000b ", markdown=True)
+    'C++ 粗 a b'
+    """
+    if not s.isascii():
+        s = unicodedata.normalize("NFC", s)
+        if warn is not None and ("\u2028" in s or "\u2029" in s):
+            warn("ODD_WHITESPACE")  # line/paragraph separators: collapsed to a space
+    if markdown and "\\" in s:
+        s = md_unescape(s)
+    if "<" in s or "&" in s:
+        s, had_markup = strip_markup(s)
+        if had_markup:
+            s = unicodedata.normalize("NFC", s)  # a removed tag or entity can join a sequence
+            if warn is not None:
+                warn("MARKUP_REMOVED")
+    if _REMOVED_RE.search(s) is not None:
+        s = unicodedata.normalize("NFC", _REMOVED_RE.sub("", s))
+        if warn is not None:
+            warn("CONTROL_CHAR_REMOVED")
+    return " ".join(s.split())
+
+
+def match_key(s: str) -> str:
+    """Key for matching texts across pages: letters and digits only, NFKC, casefold.
+
+    Punctuation goes first, so NFKC rarely has work to do (full-width punctuation defeats
+    its quick check and would cost most of the time).
+
+    >>> match_key("Torch_XLA （旧方式） ❤️") == match_key(r"torch\\_xla(旧方式)")
+    True
+    >>> match_key("ＡＩ Ⅻ Straße")
+    'aixiistrasse'
+    """
+    t = _NON_WORD.sub("", s)
+    if not unicodedata.is_normalized("NFKC", t):
+        t = _NON_WORD.sub("", unicodedata.normalize("NFKC", t))
+    t = t.casefold()
+    return t if not t or t.isalnum() else _NON_WORD.sub("", t)
+
+
+def han_chars(s: str) -> list[str]:
+    return _HAN.findall(s)
+
+
+def han_count(s: str) -> int:
+    return len(_HAN.findall(s))
+
+
+def has_han(s: str) -> bool:
+    return _HAN.search(s) is not None
+
+
+def has_latin(s: str) -> bool:
+    return _LATIN.search(s) is not None

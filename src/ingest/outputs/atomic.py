@@ -1,0 +1,294 @@
+"""Crash-safe output: publish a whole folder at once, and replace single files atomically.
+
+``publish`` writes every file into a staging folder next to ``out_dir`` (same parent, so same
+filesystem), fsyncs each file and the folder, then swaps staging and ``out_dir`` in one atomic
+``renameat2(RENAME_EXCHANGE)`` and removes the old contents. A reader (or a SIGKILL) therefore
+sees either the complete previous set of files or the complete new set, never a mix. Leftovers
+of a killed run are removed at the start of the next one. ``INGEST_FAULT=<point>:<action>``
+injects a crash (``kill``: exit 137 on the spot), a SIGTERM sent to itself (``term``) or an
+error (``enospc``, ``eio``) at a named point, for tests. An exception of any kind before the swap
+(an OSError, or a KeyboardInterrupt or SystemExit raised by a signal handler) removes the
+staging folder; the previous output is never touched before the swap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import re
+import secrets
+import shutil
+import signal
+import stat
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import PublishError
+from .lock import is_held
+
+__all__ = [
+    "FAULT_ENV",
+    "FAULT_POINTS",
+    "KEEP_FILES",
+    "MANIFEST",
+    "atomic_write_bytes",
+    "publish",
+]
+
+#: Environment variable for fault injection, ``<point>:<action>``.
+FAULT_ENV = "INGEST_FAULT"
+#: Written last among the files, so its presence in staging means the set is complete.
+MANIFEST = "report.json"
+#: Git keep files carried over from the previous ``out_dir`` so the folder stays tracked.
+KEEP_FILES = (".keep", ".gitkeep")
+
+FAULT_POINTS = (
+    "after_stage_write",
+    "after_fsync",
+    "before_manifest",
+    "after_manifest_before_publish",
+    "after_publish",
+)
+_FAULT_ERRNOS = {"enospc": errno.ENOSPC, "eio": errno.EIO}
+_KILL_EXIT = 137
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+@dataclass(frozen=True)
+class _Fault:
+    """The fault requested by ``INGEST_FAULT``; a no-op when unset or unknown."""
+
+    point: str | None = None
+    action: str | None = None
+
+    @classmethod
+    def from_env(cls) -> _Fault:
+        point, _, action = os.environ.get(FAULT_ENV, "").partition(":")
+        if point in FAULT_POINTS and (action in ("kill", "term") or action in _FAULT_ERRNOS):
+            return cls(point, action)
+        return cls()
+
+    def hit(self, point: str, path: Path) -> None:
+        if point != self.point or self.action is None:
+            return
+        if self.action == "kill":
+            os._exit(_KILL_EXIT)
+        if self.action == "term":
+            os.kill(os.getpid(), signal.SIGTERM)  # delivered before kill() returns
+            return
+        code = _FAULT_ERRNOS[self.action]
+        raise OSError(code, os.strerror(code), str(path))
+
+
+def _load_renameat2() -> Callable[..., int] | None:
+    try:
+        func = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    func.restype = ctypes.c_int
+    return func
+
+
+_RENAMEAT2 = _load_renameat2()
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths; False when the kernel, libc or filesystem cannot."""
+    if _RENAMEAT2 is None:
+        return False
+    if _RENAMEAT2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _real(path: Path | str) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _side_path(out_dir: Path, kind: str, pid: int | None = None) -> Path:
+    return out_dir.parent / f".{out_dir.name}.{kind}-{os.getpid() if pid is None else pid}"
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_file(path: Path, data: bytes, mode: int = 0o666) -> None:
+    """Create ``path`` (must not exist), write all of ``data`` and fsync it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except OSError as e:
+        e.filename = e.filename or str(path)
+        raise
+    finally:
+        os.close(fd)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _describe(target: Path, e: OSError) -> str:
+    reason = e.strerror or str(e)
+    where = f" (at {str(e.filename)!r})" if e.filename and str(e.filename) != str(target) else ""
+    return f"cannot publish output folder {str(target)!r}: {reason}{where}"
+
+
+def _check_names(files: Mapping[str, bytes]) -> None:
+    for name in files:
+        if not name or name in (".", "..") or "/" in name or "\0" in name:
+            raise ValueError(f"output file name must be a plain file name, got {name!r}")
+
+
+def _clean_stale(out_dir: Path) -> None:
+    """Remove staging/old folders of earlier runs of ``out_dir``.
+
+    Without the lock only folders of this pid or of dead pids are touched. When this process
+    holds ``OutputLock(out_dir)`` no other run can be publishing, so all of them are stale
+    (this also covers a recycled pid). An ``old`` folder with no ``out_dir`` means a fallback
+    swap was interrupted between its two renames: it is moved back into place.
+    """
+    pattern = re.compile(rf"\.{re.escape(out_dir.name)}\.(staging|old)-(\d+)")
+    locked = is_held(out_dir)
+    for entry in os.scandir(out_dir.parent):
+        match = pattern.fullmatch(entry.name)
+        if match is None or not entry.is_dir(follow_symlinks=False):
+            continue
+        pid = int(match.group(2))
+        if not (locked or pid == os.getpid() or not _pid_alive(pid)):
+            continue
+        if match.group(1) == "old" and not os.path.lexists(out_dir):
+            os.rename(entry.path, out_dir)
+        else:
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _keep_files(out_dir: Path, files: Mapping[str, bytes]) -> dict[str, bytes]:
+    found = {}
+    for name in KEEP_FILES:
+        path = out_dir / name
+        if name not in files and path.is_file():
+            found[name] = path.read_bytes()
+    return found
+
+
+def _stage(staging: Path, out_dir: Path, files: Mapping[str, bytes], fault: _Fault) -> None:
+    """Write the complete new set into ``staging``; the manifest goes last."""
+    os.mkdir(staging)
+    if out_dir.is_dir():
+        os.chmod(staging, stat.S_IMODE(os.stat(out_dir).st_mode))
+    others = {n: d for n, d in files.items() if n != MANIFEST} | _keep_files(out_dir, files)
+    for count, (name, data) in enumerate(others.items(), start=1):
+        _write_file(staging / name, data)
+        if count == 1:
+            fault.hit("after_stage_write", staging)
+    if not others:
+        fault.hit("after_stage_write", staging)
+    fault.hit("after_fsync", staging)
+    fault.hit("before_manifest", staging)
+    if MANIFEST in files:
+        _write_file(staging / MANIFEST, files[MANIFEST])
+    _fsync_dir(staging)
+
+
+def _swap(staging: Path, out_dir: Path) -> Path | None:
+    """Put ``staging`` in place of ``out_dir``; return where the old contents now are."""
+    if not os.path.lexists(out_dir):
+        os.rename(staging, out_dir)
+        return None
+    if _exchange(staging, out_dir):
+        return staging
+    # Fallback (no renameat2): between these two renames out_dir does not exist. A crash
+    # there leaves the previous set in `old`; _clean_stale moves it back on the next run.
+    old = _side_path(out_dir, "old")
+    os.rename(out_dir, old)
+    try:
+        os.rename(staging, out_dir)
+    except OSError:
+        os.rename(old, out_dir)
+        raise
+    return old
+
+
+def publish(out_dir: Path, files: Mapping[str, bytes]) -> None:
+    """Atomically replace the contents of ``out_dir`` with ``files`` (flat name -> bytes).
+
+    Keep files (``.keep``, ``.gitkeep``) already in ``out_dir`` are carried over. The swap is
+    one ``renameat2(RENAME_EXCHANGE)``; where that is unavailable (ENOSYS/EINVAL, no libc
+    symbol) it falls back to two renames, which leave a short window in which ``out_dir`` is
+    missing (a crash there is repaired by the next run). Removing the old contents after the
+    swap is best effort. Raises ``PublishError`` (``out_dir`` untouched, staging removed) on
+    any OSError before the swap; ``ValueError`` for a file name that is not a plain name.
+    """
+    target = _real(out_dir)
+    if os.path.lexists(target) and not target.is_dir():
+        raise PublishError(f"output path {str(target)!r} exists but is not a directory")
+    if not target.name:
+        raise PublishError(f"output path {str(target)!r} cannot be replaced")
+    _check_names(files)
+    fault = _Fault.from_env()
+    staging = _side_path(target, "staging")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _clean_stale(target)
+        _stage(staging, target, files, fault)
+        fault.hit("after_manifest_before_publish", staging)
+        old = _swap(staging, target)
+    except OSError as e:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise PublishError(_describe(target, e)) from e
+    except BaseException:  # e.g. SIGTERM turned into an exception: leave no staging behind
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _finish(target, old, fault)
+
+
+def _finish(target: Path, old: Path | None, fault: _Fault) -> None:
+    try:
+        _fsync_dir(target.parent)
+    except OSError as e:
+        raise PublishError(f"published {str(target)!r} but could not sync it: {e.strerror}") from e
+    with contextlib.suppress(OSError):  # best effort: the next run's _clean_stale retries
+        fault.hit("after_publish", old or target)
+        if old is not None:
+            shutil.rmtree(old)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace one file atomically: temp file in the same folder, fsync, rename, fsync folder.
+
+    Raises ``PublishError`` (the previous file left intact) on any OSError.
+    """
+    path = Path(path)
+    tmp = path.parent / f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    try:
+        _write_file(tmp, data)
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        reason = e.strerror or str(e)
+        raise PublishError(f"cannot write {str(path)!r}: {reason}") from e

@@ -1,0 +1,23 @@
+"""Render: the records of a run as the bytes of the folder's files.
+
+Everything but ``report.json``'s ``timing`` is a pure function of the inputs: records are
+sorted by a stable key and serialised with a fixed field order, UTF-8, not ASCII-escaped.
+"""
+
+from __future__ import annotations
+
+from ..records.output import Item, Reject, RunOutput, Topic
+
+
+def render(out: RunOutput) -> dict[str, bytes]:
+    """The bytes of every output file; report.json last (it is the manifest)."""
+    return {
+        "items.jsonl": _jsonl(out.items),
+        "topics.jsonl": _jsonl(out.topics),
+        "rejects.jsonl": _jsonl(out.rejects),
+        "report.json": out.report.model_dump_json(indent=2).encode() + b"\n",
+    }
+
+
+def _jsonl(records: list[Item] | list[Topic] | list[Reject]) -> bytes:
+    return b"".join(r.model_dump_json().encode() + b"\n" for r in records)

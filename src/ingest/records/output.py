@@ -1,0 +1,183 @@
+"""Output records: pydantic models (``extra="forbid"``), built once per record at the end.
+
+``schemas/`` is generated from :class:`Item`, :class:`Topic`, :class:`Reject` and
+:class:`Report`; :class:`RunOutput` is what every writer receives.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+ItemId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{5,39}$")]
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,79}$")]
+Kind = Literal[
+    "blog",
+    "post",
+    "project",
+    "tutorial",
+    "course",
+    "book",
+    "video",
+    "paper",
+    "podcast",
+    "talk",
+    "other",
+]
+Level = Literal["beginner", "intermediate", "advanced"]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Source(_Out):
+    """One listing merged into a record."""
+
+    file: str = Field(description="Input file, relative to the folder given on the command line")
+    sha256: str
+    format: Literal["topic-page", "topic-list", "item-page"]
+    locator: str = Field(description="Where in the file, e.g. 'listing 12' or 'line 5'")
+    byte_offset: int = Field(ge=0, description="Byte offset of the listing in the raw file")
+    line: int = Field(ge=1, description="1-based line of the listing in the file")
+
+
+class ItemTopic(_Out):
+    """An item's membership in one topic."""
+
+    slug: Slug
+    rank: int | None = Field(description="Its number on the topic page; null if only a list")
+    level: Level | None
+    level_label: str | None
+
+
+class Item(_Out):
+    """One real-world resource. All strings are plain text (consumers must escape)."""
+
+    id: ItemId
+    kind: Kind | None
+    kind_label: str | None
+    title_zh: str | None
+    title_original: str | None
+    original_language: str | None = Field(description="ISO 639-1 code of title_original")
+    summary_zh: str
+    url: str | None = Field(description="Absolute http(s) URL or null")
+    publisher: str | None
+    published_ago: str | None
+    rating: str | None
+    collected_on: dt.date | None
+    topics: list[ItemTopic]
+    related: list[ItemId]
+    sources: list[Source]
+
+
+class Site(_Out):
+    name: str | None
+    url: str | None
+
+
+class Declared(_Out):
+    count: int | None
+    levels: dict[str, int]
+
+
+class Topic(_Out):
+    """One topic, joined from its topic page and topic-list views."""
+
+    slug: Slug
+    name: str | None
+    description: str | None
+    category: str | None
+    url: str | None
+    site: Site | None
+    notice: str | None
+    order_note: str | None
+    declared: Declared | None
+    items: list[ItemId] = Field(description="Item ids in rank order; list-only items last")
+    sources: list[Source]
+
+
+class Reject(_Out):
+    """Something read that did not become (part of) a record, and why."""
+
+    file: str
+    locator: str
+    reason: str = Field(description="Reason code, e.g. EMPTY_INPUT, BINARY_CONTENT")
+    excerpt: str
+    message: str
+    byte_offset: int = Field(ge=0)
+    line: int = Field(ge=1)
+    format: str | None
+
+
+class FileReport(_Out):
+    file: str
+    sha256: str
+    bytes: int
+    encoding: str | None
+    format: str | None
+    parser: str | None
+    listings: int = Field(description="Listings read from the file (used + rejected)")
+    rejected_listings: int
+    status: Literal["ok", "partial", "rejected"]
+    warnings: list[str]
+
+
+class Totals(_Out):
+    files: int
+    listings: int = Field(description="Listings read; = listings_merged + listings_rejected")
+    listings_merged: int
+    listings_rejected: int
+    items: int
+    topics: int
+    aligned_titles: int = Field(description="Items that carry both title_zh and title_original")
+    merges: int = Field(description="Listings merged into an item another listing started")
+    near_duplicate_merges: int
+    order_alignments: int = Field(description="Topic-list entries joined by shared order")
+    rejects: int = Field(description="Lines of rejects.jsonl (listings and whole files)")
+    warnings: int
+
+
+class TopicCheck(_Out):
+    slug: str
+    declared_count: int | None
+    found_count: int
+    declared_levels: dict[str, int]
+    found_levels: dict[str, int]
+    ok: bool
+
+
+class ConflictValue(_Out):
+    value: str
+    sources: list[str]
+
+
+class Conflict(_Out):
+    record: str = Field(description="Item id or topic slug")
+    field: str
+    chosen: str
+    values: list[ConflictValue]
+
+
+class Report(_Out):
+    schema_version: str
+    ingest_version: str
+    files: list[FileReport]
+    totals: Totals
+    consistency: list[TopicCheck]
+    conflicts: list[Conflict]
+    warnings: list[str] = Field(description="Run-level warnings: 'file: locator: CODE: text'")
+    timing: dict[str, float] = Field(description="Seconds per stage; the only varying member")
+
+
+@dataclass(slots=True)
+class RunOutput:
+    """The records of one run: what writers publish."""
+
+    items: list[Item]
+    topics: list[Topic]
+    rejects: list[Reject]
+    report: Report

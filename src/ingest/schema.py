@@ -1,0 +1,110 @@
+"""Schemas: generate the JSON Schemas of the output from the models; validate a folder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from pydantic import BaseModel
+
+from .records.output import Item, Reject, Report, Topic
+
+#: file name → model of each line (``.jsonl``) or of the whole file (``.json``).
+FILES: dict[str, type[BaseModel]] = {
+    "items.jsonl": Item,
+    "topics.jsonl": Topic,
+    "rejects.jsonl": Reject,
+    "report.json": Report,
+}
+SCHEMA_NAMES: dict[str, type[BaseModel]] = {
+    "item": Item,
+    "topic": Topic,
+    "reject": Reject,
+    "report": Report,
+}
+
+
+def schemas() -> dict[str, bytes]:
+    """``schemas/<name>.schema.json`` contents, generated from the pydantic models."""
+    out = {}
+    for name, model in SCHEMA_NAMES.items():
+        schema = model.model_json_schema(mode="serialization")
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        schema["$id"] = f"{name}.schema.json"
+        text = json.dumps(schema, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+        out[f"{name}.schema.json"] = text.encode()
+    return out
+
+
+def validate_dir(folder: Path) -> list[str]:
+    """Check a folder written by ``ingest run``: schemas, order, references, accounting."""
+    problems: list[str] = []
+    docs: dict[str, list[dict[str, Any]]] = {}
+    for fname, model in FILES.items():
+        path = folder / fname
+        if not path.is_file():
+            problems.append(f"{path}: missing")
+            continue
+        validator = Draft202012Validator(model.model_json_schema(mode="serialization"))
+        docs[fname] = list(_records(path, problems))
+        for n, doc in enumerate(docs[fname], 1):
+            for err in validator.iter_errors(doc):
+                loc = "/".join(str(p) for p in err.absolute_path) or "(record)"
+                problems.append(f"{path}: record {n}: {loc}: {err.message}")
+    if not problems:
+        problems.extend(_cross_checks(folder, docs))
+    return problems
+
+
+def _records(path: Path, problems: list[str]) -> Iterator[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        problems.append(f"{path}: unreadable: {e}")
+        return
+    chunks = [text] if path.suffix == ".json" else text.splitlines()
+    for n, chunk in enumerate(chunks, 1):
+        try:
+            yield json.loads(chunk)
+        except json.JSONDecodeError as e:
+            problems.append(f"{path}: line {n}: not JSON: {e.msg}")
+
+
+def _cross_checks(folder: Path, docs: dict[str, list[dict[str, Any]]]) -> list[str]:
+    items, topics = docs["items.jsonl"], docs["topics.jsonl"]
+    report = docs["report.json"][0]
+    ids = [i["id"] for i in items]
+    problems = []
+    if ids != sorted(set(ids)):
+        problems.append(f"{folder}/items.jsonl: ids not unique and sorted")
+    slugs = [t["slug"] for t in topics]
+    if slugs != sorted(set(slugs)):
+        problems.append(f"{folder}/topics.jsonl: slugs not unique and sorted")
+    known = set(ids)
+    for i in items:
+        problems += [
+            f"item {i['id']}: related id {r} not in items.jsonl"
+            for r in i["related"]
+            if r not in known
+        ]
+    for t in topics:
+        problems += [
+            f"topic {t['slug']}: item {r} not in items.jsonl" for r in t["items"] if r not in known
+        ]
+    totals = report["totals"]
+    merged = sum(len(i["sources"]) for i in items)
+    expect = {
+        "items": len(items),
+        "topics": len(topics),
+        "rejects": len(docs["rejects.jsonl"]),
+        "listings_merged": merged,
+    }
+    for k, v in expect.items():
+        if totals[k] != v:
+            problems.append(f"{folder}/report.json: totals.{k} is {totals[k]}, files hold {v}")
+    if totals["listings"] != totals["listings_merged"] + totals["listings_rejected"]:
+        problems.append(f"{folder}/report.json: listings != listings_merged + listings_rejected")
+    return problems

@@ -1,0 +1,192 @@
+"""Resolve: one cluster of listings → one item (field precedence, conflicts, id).
+
+Precedence is item-page > topic-page > topic-list; within a kind, the page's own item
+before its related reading, then the file's sha256 and the listing's offset. So the
+result never depends on the order files were read in. Each item gets a provisional id
+(:func:`~.identity.mint`); the identity step decides the id it is published under.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..normalize.text import has_han
+from ..records.internal import Listing, PageReject
+from ..records.output import Conflict, ConflictValue
+from ..records.vocab import LEVELS, PRECEDENCE, ROLE_ORDER, Format
+from .components import settle
+from .identity import mint
+from .units import Edge, Unit
+
+
+def precedence(x: Listing) -> tuple[int, int, str, int]:
+    return (
+        PRECEDENCE[Format(x.prov.format)],
+        ROLE_ORDER[x.role],
+        x.prov.sha256,
+        x.prov.byte_offset,
+    )
+
+
+def cluster_key(members: list[Listing]) -> str:
+    """The summary key that names a cluster: its best-precedence listing's."""
+    return min(members, key=lambda x: (precedence(x), x.key)).key
+
+
+@dataclass(slots=True)
+class Component:
+    """What one component resolves to: items, rejected orphans, and what joined them."""
+
+    items: list[Resolved] = field(default_factory=list)
+    rejects: list[PageReject] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    near_merges: int = 0
+    order_joins: int = 0
+
+
+def resolve_component(units: list[Unit], edges: list[Edge]) -> Component:
+    """Settle one component's units into clusters, then each cluster into an item."""
+    settled = settle(units, edges)
+    out = Component(near_merges=settled.near_merges, order_joins=settled.order_joins)
+    for cluster in settled.clusters:
+        members = [x for u in cluster for x in u.listings]
+        if all(x.role == "orphan" for x in members):
+            out.rejects.extend(_orphan(x) for x in members)
+            continue
+        out.warnings.extend(_duplicates(cluster))
+        r = resolve(mint(cluster_key(members)), members)
+        out.items.append(r)
+    return out
+
+
+def _orphan(x: Listing) -> PageReject:
+    """A title-less topic-list summary that joined nothing would invent an item."""
+    return PageReject(
+        x.prov,
+        "PAIRING_ERROR",
+        "summary line without its title line, matching no listing on any other page",
+        x.summary_zh[:200],
+        True,
+    )
+
+
+def _duplicates(cluster: list[Unit]) -> list[str]:
+    out = []
+    for u in cluster:
+        seen: dict[tuple[str, str], Listing] = {}
+        for x in sorted(u.listings, key=lambda x: x.lid):
+            page = (x.prov.sha256, x.prov.format)
+            if page in seen:
+                out.append(
+                    f"{x.prov.file}: {x.prov.locator}: DUPLICATE_ITEM: same resource as "
+                    f"{seen[page].prov.locator}; merged"
+                )
+            else:
+                seen[page] = x
+    return out
+
+
+@dataclass(slots=True)
+class Resolved:
+    """Fields of one item before the output model is built."""
+
+    id: str
+    fields: dict[str, str | None]
+    members: list[Listing]
+    topics: list[dict[str, object]]
+    related: list[tuple[str, int]] = field(default_factory=list)  # lids, page order
+    conflicts: list[Conflict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # "CODE: text", about this item
+
+
+def resolve(item: str, members: list[Listing]) -> Resolved:
+    ordered = sorted(members, key=precedence)
+    r = Resolved(item, {}, ordered, [])
+    pick = _picker(r)
+    pick("title_zh", lambda x: x.title_zh)
+    pick("title_original", lambda x: x.title_original)
+    if r.fields["title_original"] is None and any(x.original_is_chinese for x in ordered):
+        r.fields["title_original"] = r.fields["title_zh"]
+    pick("summary_zh", lambda x: x.summary_zh)
+    pick("kind_label", lambda x: x.kind_label)
+    pick("url", lambda x: x.url)
+    for name in ("publisher", "published_ago", "rating", "collected_on"):
+        pick(name, lambda x, n=name: getattr(x, n))  # type: ignore[misc]
+    r.topics = _topics(item, ordered, r.conflicts)
+    mains = [x for x in ordered if x.role == "main"]
+    if mains:
+        r.related = [(mains[0].prov.file, i) for i in mains[0].related_idx]
+    _check_chinese(r)
+    return r
+
+
+def _picker(r: Resolved) -> Callable[[str, Callable[[Listing], str | None]], None]:
+    def pick(name: str, get: Callable[[Listing], str | None]) -> None:
+        values: dict[str, list[str]] = {}
+        for x in r.members:
+            v = get(x)
+            if v:
+                values.setdefault(v, []).append(_src(x))
+        chosen = next(iter(values), None)
+        r.fields[name] = chosen
+        if len(values) > 1 and chosen is not None:
+            r.conflicts.append(
+                Conflict(
+                    record=r.id,
+                    field=name,
+                    chosen=chosen,
+                    values=[ConflictValue(value=v, sources=s) for v, s in values.items()],
+                )
+            )
+
+    return pick
+
+
+def _src(x: Listing) -> str:
+    return f"{x.prov.file}: {x.prov.locator}"
+
+
+def _topics(
+    item: str, ordered: list[Listing], conflicts: list[Conflict]
+) -> list[dict[str, object]]:
+    """One entry per topic: the best-precedence listing on it gives rank and level."""
+    per_slug: dict[str, list[Listing]] = {}
+    for x in ordered:
+        if x.topic_key is not None and x.prov.format != Format.ITEM_PAGE.value:
+            per_slug.setdefault(x.topic_key, []).append(x)
+    out: list[dict[str, object]] = []
+    for slug in sorted(per_slug):
+        xs = per_slug[slug]
+        best = xs[0]
+        ranks = sorted({x.rank for x in xs if x.rank is not None})
+        if len(ranks) > 1:
+            conflicts.append(
+                Conflict(
+                    record=item,
+                    field=f"topics[{slug}].rank",
+                    chosen=str(best.rank),
+                    values=[
+                        ConflictValue(value=str(k), sources=[_src(x) for x in xs if x.rank == k])
+                        for k in ranks
+                    ],
+                )
+            )
+        out.append(
+            {
+                "slug": slug,
+                "rank": best.rank,
+                "level": LEVELS.get(best.level_label or ""),
+                "level_label": best.level_label,
+            }
+        )
+    return out
+
+
+def _check_chinese(r: Resolved) -> None:
+    summary = r.fields.get("summary_zh") or ""
+    if not has_han(summary):
+        r.warnings.append("NOT_CHINESE: summary_zh has no Chinese text")
+    title = r.fields.get("title_zh") or ""
+    if title and not has_han(title) and len(title.split()) >= 3:
+        r.warnings.append(f"NOT_CHINESE: title_zh {title[:60]!r} is not Chinese")

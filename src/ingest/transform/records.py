@@ -1,0 +1,162 @@
+"""Records: one resolved component → its output records and the counts the report needs.
+
+A pure function of one component (plus the small maps the driver gathered: published ids,
+the items related reading names, known languages), so both engines call it on their groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ..normalize.language import language_of
+from ..records.internal import Listing, PageReject
+from ..records.output import Conflict, Item, ItemTopic, Reject, Source
+from ..records.vocab import Format, kind_of
+from .identity import Ids
+from .merge import Component, Resolved
+
+Lid = tuple[str, int]
+#: (slug, list-only?, rank or list position, item id, level) — one item's place in a topic.
+TopicEntry = tuple[str, int, int, str, str | None]
+
+
+def related_lids(comp: Component) -> list[tuple[Lid, str]]:
+    """(lid, item id) of every related-reading listing: what other items' ``related`` name."""
+    return [(x.lid, r.id) for r in comp.items for x in r.members if x.role == "related"]
+
+
+@dataclass(slots=True)
+class Finished:
+    """A component turned into output records and the counts the report needs."""
+
+    items: list[Item] = field(default_factory=list)
+    entries: list[TopicEntry] = field(default_factory=list)
+    rejects: list[Reject] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+    rejected_per_file: dict[str, int] = field(default_factory=dict)
+    near_merges: int = 0
+    order_joins: int = 0
+
+
+def finish(
+    comp: Component,
+    ids: Ids,
+    id_of: Mapping[Lid, str],
+    langs: Mapping[str, str | None] | None = None,
+) -> Finished:
+    """Build the output records of one resolved component.
+
+    ``ids`` gives the published id of each minted one, ``id_of`` the (minted) id of every
+    related-reading listing, ``langs`` the languages already known of original titles.
+    """
+    out = Finished(near_merges=comp.near_merges, order_joins=comp.order_joins)
+    out.warnings.extend(comp.warnings)
+    for rj in comp.rejects:
+        out.rejects.append(to_reject(rj))
+        out.rejected_per_file[rj.prov.file] = out.rejected_per_file.get(rj.prov.file, 0) + 1
+    for r in comp.items:
+        item = _item(r, ids, id_of, langs or {}, out.warnings)
+        out.items.append(item)
+        out.entries.extend(_entries(r, item.id))
+        out.conflicts.extend(
+            c if c.record == item.id else c.model_copy(update={"record": item.id})
+            for c in r.conflicts
+        )
+        out.warnings.extend(f"item {item.id}: {w}" for w in r.warnings)
+    return out
+
+
+def to_reject(rj: PageReject) -> Reject:
+    p = rj.prov
+    return Reject(
+        file=p.file,
+        locator=p.locator,
+        reason=rj.reason,
+        excerpt=rj.excerpt,
+        message=rj.message,
+        byte_offset=p.byte_offset,
+        line=p.line,
+        format=p.format or None,
+    )
+
+
+def _item(
+    r: Resolved,
+    ids: Ids,
+    id_of: Mapping[Lid, str],
+    langs: Mapping[str, str | None],
+    warnings: list[str],
+) -> Item:
+    f = r.fields
+    title = f["title_original"]
+    item_id = ids.of(r.id)
+    if any(x.kind_label and kind_of(x.kind_label) == "other" for x in r.members):
+        warnings.append(f"item {item_id}: UNKNOWN_KIND: label {f['kind_label']!r}")
+    return Item(
+        id=item_id,
+        kind=kind_of(f["kind_label"]),  # type: ignore[arg-type]
+        kind_label=f["kind_label"],
+        title_zh=f["title_zh"],
+        title_original=title,
+        original_language=langs[title] if title and title in langs else language_of(title),
+        summary_zh=f["summary_zh"] or "",
+        url=f["url"],
+        publisher=f["publisher"],
+        published_ago=f["published_ago"],
+        rating=f["rating"],
+        collected_on=f["collected_on"],  # type: ignore[arg-type]
+        topics=[ItemTopic.model_validate(t) for t in r.topics],
+        related=_related(
+            item_id, [ids.of(id_of[lid]) for lid in r.related if lid in id_of], warnings
+        ),
+        sources=sorted(
+            (_source(x) for x in r.members), key=lambda s: (s.file, s.byte_offset, s.locator)
+        ),
+    )
+
+
+def _source(x: Listing) -> Source:
+    p = x.prov
+    return Source(
+        file=p.file,
+        sha256=p.sha256,
+        format=p.format,  # type: ignore[arg-type]
+        locator=p.locator,
+        byte_offset=p.byte_offset,
+        line=p.line,
+    )
+
+
+def _related(item_id: str, named: list[str], warnings: list[str]) -> list[str]:
+    """From the item's own item-page: related ids in page order, no self, no repeats."""
+    out: list[str] = []
+    for rid in named:
+        if rid == item_id:
+            warnings.append(
+                f"item {item_id}: SELF_REFERENCE: related reading names the item itself; dropped"
+            )
+        elif rid not in out:
+            out.append(rid)
+    return out
+
+
+def _entries(r: Resolved, item_id: str) -> list[TopicEntry]:
+    out: list[TopicEntry] = []
+    for t in r.topics:
+        slug, rank = str(t["slug"]), t["rank"]
+        level = t["level"] if isinstance(t["level"], str) else None
+        if isinstance(rank, int):
+            out.append((slug, 0, rank, item_id, level))
+        else:
+            pos = min(
+                (
+                    x.ordinal
+                    for x in r.members
+                    if x.topic_key == slug and x.prov.format == Format.TOPIC_LIST.value
+                ),
+                default=0,
+            )
+            out.append((slug, 1, pos, item_id, level))
+    return out

@@ -1,0 +1,191 @@
+"""Assemble: topics and the run report from page facts and the finished parts (small data).
+
+Every listing read ends in exactly one place: merged into an item, or a reject with a
+reason. :func:`assemble` checks that accounting before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from .. import SCHEMA_VERSION, __version__
+from ..records.internal import PageResult
+from ..records.output import (
+    Conflict,
+    Declared,
+    FileReport,
+    Item,
+    Reject,
+    Report,
+    RunOutput,
+    Site,
+    Source,
+    Topic,
+    TopicCheck,
+    Totals,
+)
+from .records import Finished, TopicEntry, to_reject
+from .topics import TopicGroup
+
+
+def build_topics(
+    groups: dict[str, TopicGroup], entries: Iterable[TopicEntry], warnings: list[str]
+) -> tuple[list[Topic], list[TopicCheck]]:
+    per_slug: dict[str, list[TopicEntry]] = {}
+    for e in entries:
+        per_slug.setdefault(e[0], []).append(e)
+    topics, checks = [], []
+    for slug, g in groups.items():
+        es = sorted(per_slug.get(slug, []))
+        topics.append(topic_record(slug, g, [e[3] for e in es]))
+        checks.append(topic_check(g, es, warnings))
+    return topics, checks
+
+
+def topic_record(slug: str, g: TopicGroup, ids: list[str]) -> Topic:
+    h, s = g.header, g.stats
+    site = Site(name=h.site_name, url=h.site_url) if h and (h.site_name or h.site_url) else None
+    return Topic(
+        slug=slug,
+        name=h.name if h else None,
+        description=(h.description if h else None) or (s.description if s else None),
+        category=h.category if h else None,
+        url=h.url if h else None,
+        site=site,
+        notice=h.notice if h else None,
+        order_note=s.order_note if s else None,
+        declared=Declared(count=s.declared_count, levels=s.declared_levels) if s else None,
+        items=ids,
+        sources=[
+            Source(
+                file=r.file,
+                sha256=r.sha256,
+                format=r.format,  # type: ignore[arg-type]
+                locator="file",
+                byte_offset=0,
+                line=1,
+            )
+            for r in sorted(g.pages + g.lists, key=lambda r: (r.file, r.sha256))
+        ],
+    )
+
+
+def topic_check(g: TopicGroup, es: list[TopicEntry], warnings: list[str]) -> TopicCheck:
+    """Declared (stats line) against found (topic page listings, or list entries)."""
+    s = g.stats
+    ranked = [e for e in es if e[1] == 0] if g.pages else es
+    found_levels: dict[str, int] = {}
+    for e in ranked:
+        if e[4] is not None:
+            found_levels[e[4]] = found_levels.get(e[4], 0) + 1
+    declared = s.declared_levels if s else {}
+    count = s.declared_count if s else None
+    ok = (count is None or count == len(ranked)) and all(
+        found_levels.get(k, 0) == v for k, v in declared.items()
+    )
+    if not ok and g.pages:
+        warnings.append(
+            f"topic {g.slug}: COUNT_MISMATCH: declared {count} {declared}, found "
+            f"{len(ranked)} {found_levels}"
+        )
+    return TopicCheck(
+        slug=g.slug,
+        declared_count=count,
+        found_count=len(ranked),
+        declared_levels=declared,
+        found_levels=found_levels,
+        ok=ok,
+    )
+
+
+def build_report(
+    results: list[PageResult],
+    parts: list[Finished],
+    items: list[Item],
+    topics: list[Topic],
+    checks: list[TopicCheck],
+    rejects: list[Reject],
+    conflicts: list[Conflict],
+    warnings: list[str],
+) -> Report:
+    rejected_per_file: dict[str, int] = {}
+    for r in results:
+        rejected_per_file[r.file] = sum(1 for j in r.rejects if j.is_listing)
+    for p in parts:
+        for f, n in p.rejected_per_file.items():
+            rejected_per_file[f] = rejected_per_file.get(f, 0) + n
+    files = [_file_report(r, rejected_per_file.get(r.file, 0)) for r in results]
+    read = sum(r.listings_read for r in results)
+    rejected = sum(rejected_per_file.values())
+    merged = sum(len(i.sources) for i in items)
+    if merged + rejected != read or len({i.id for i in items}) != len(items):
+        raise AssertionError(
+            f"accounting: {read} listings read, {merged} merged, "
+            f"{rejected} rejected, {len(items)} items"
+        )  # a bug, never input
+    n_warn = sum(len(f.warnings) for f in files) + len(warnings)
+    return Report(
+        schema_version=SCHEMA_VERSION,
+        ingest_version=__version__,
+        files=files,
+        totals=Totals(
+            files=len(files),
+            listings=read,
+            listings_merged=merged,
+            listings_rejected=rejected,
+            items=len(items),
+            topics=len(topics),
+            aligned_titles=sum(1 for i in items if i.title_zh and i.title_original),
+            merges=merged - len(items),
+            near_duplicate_merges=sum(p.near_merges for p in parts),
+            order_alignments=sum(p.order_joins for p in parts),
+            rejects=len(rejects),
+            warnings=n_warn,
+        ),
+        consistency=checks,
+        conflicts=sorted(conflicts, key=lambda c: (c.record, c.field)),
+        warnings=sorted(warnings),
+        timing={},
+    )
+
+
+def _file_report(r: PageResult, bad: int) -> FileReport:
+    file_rejected = any(not j.is_listing for j in r.rejects)
+    status: Literal["ok", "partial", "rejected"] = (
+        "rejected" if file_rejected else ("partial" if bad else "ok")
+    )
+    return FileReport(
+        file=r.file,
+        sha256=r.sha256,
+        bytes=r.size,
+        encoding=r.encoding,
+        format=r.format,
+        parser=r.parser,
+        listings=r.listings_read,
+        rejected_listings=bad,
+        status=status,
+        warnings=r.warnings,
+    )
+
+
+def assemble(
+    results: list[PageResult],
+    groups: dict[str, TopicGroup],
+    warnings: list[str],
+    parts: list[Finished],
+) -> RunOutput:
+    """Gather the finished parts into the four outputs, and check the accounting."""
+    items = sorted((i for p in parts for i in p.items), key=lambda i: i.id)
+    rejects = [to_reject(rj) for r in results for rj in r.rejects]
+    rejects.extend(rj for p in parts for rj in p.rejects)
+    entries: list[TopicEntry] = [e for p in parts for e in p.entries]
+    topics, checks = build_topics(groups, entries, warnings)
+    conflicts: list[Conflict] = [c for p in parts for c in p.conflicts]
+    warnings.extend(w for p in parts for w in p.warnings)
+    report = build_report(results, parts, items, topics, checks, rejects, conflicts, warnings)
+    return RunOutput(items, topics, sorted(rejects, key=_reject_order), report)
+
+
+def _reject_order(r: Reject) -> tuple[str, int, str, str]:
+    return (r.file, r.byte_offset, r.locator, r.reason)

@@ -1,0 +1,142 @@
+"""Topic join: topic-lists join topic pages by the normalized description (key → group).
+
+A flattened header ('# NAME DESCRIPTION') offers one key per place it could split; the
+topic-list's description line picks the split. A topic-list whose page is not in the
+batch still yields a topic, its slug derived from the description (with a warning).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from ..normalize.text import match_key
+from ..records.internal import PageResult, TopicHeader, TopicStats
+
+
+@dataclass(slots=True)
+class TopicGroup:
+    """All pages of one topic."""
+
+    slug: str
+    pages: list[PageResult] = field(default_factory=list)  # topic pages, by sha256
+    lists: list[PageResult] = field(default_factory=list)  # topic-lists, by sha256
+
+    @property
+    def header(self) -> TopicHeader | None:
+        return self.pages[0].header if self.pages else None
+
+    @property
+    def stats(self) -> TopicStats | None:
+        return self.lists[0].stats if self.lists else None
+
+
+@dataclass(slots=True)
+class Topics:
+    """The topics of a run: page facts (sorted), their groups, and each page's slug."""
+
+    pages: list[PageResult] = field(default_factory=list)
+    groups: dict[str, TopicGroup] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    slug_of: dict[str, str] = field(default_factory=dict)
+
+
+def topics_of(facts: list[PageResult], ctx: object = None) -> Topics:
+    """Join the pages (facts only, in any order) into topics."""
+    pages = sorted(facts, key=lambda r: (r.file, r.sha256))
+    warnings: list[str] = []
+    groups = join_topics(pages, warnings)
+    slug_of = {r.file: r.slug for r in pages if r.slug is not None}
+    return Topics(pages, groups, warnings, slug_of)
+
+
+def derived_slug(text: str) -> str:
+    """A stable slug for a topic known only by its description or name."""
+    return "topic-" + hashlib.blake2b(match_key(text).encode(), digest_size=6).hexdigest()
+
+
+def join_topics(results: list[PageResult], warnings: list[str]) -> dict[str, TopicGroup]:
+    """Group topic pages and topic-lists by topic; set each page's slug."""
+    groups: dict[str, TopicGroup] = {}
+    by_key: dict[str, set[str]] = {}
+    pages = sorted((r for r in results if r.header is not None), key=lambda r: r.sha256)
+    _settle_slugs(pages, warnings)
+    for r in pages:
+        h = r.header
+        assert h is not None
+        groups.setdefault(h.slug, TopicGroup(h.slug)).pages.append(r)
+        for k in h.description_keys:
+            by_key.setdefault(k, set()).add(h.slug)
+        r.slug = h.slug
+    lists = sorted((r for r in results if r.stats is not None), key=lambda r: r.sha256)
+    for r in lists:
+        slug = _join_list(r, by_key, groups, warnings)
+        groups.setdefault(slug, TopicGroup(slug)).lists.append(r)
+        r.slug = slug
+    _settle_headers(groups, warnings)
+    return {k: groups[k] for k in sorted(groups)}
+
+
+def _settle_slugs(pages: list[PageResult], warnings: list[str]) -> None:
+    """Give every topic page its slug. Pages whose URLs differ but end in the same slug are
+    different topics: the smallest URL keeps the slug, the others get a stable suffix."""
+    urls: dict[str, set[str]] = {}
+    for r in pages:
+        h = r.header
+        assert h is not None
+        if not h.slug:
+            h.slug = derived_slug(f"{h.name or ''} {h.description or ''}")
+        urls.setdefault(h.slug, set()).add(h.url or "")
+    for r in pages:
+        h = r.header
+        assert h is not None
+        taken = sorted(urls[h.slug])
+        if (h.url or "") != taken[0]:
+            suffix = hashlib.blake2b((h.url or "").encode(), digest_size=3).hexdigest()
+            warnings.append(
+                f"{r.file}: header: TOPIC_SLUG_COLLISION: {h.slug!r} also names "
+                f"{taken[0]!r}; this topic is {h.slug}-{suffix}"
+            )
+            h.slug = f"{h.slug}-{suffix}"
+
+
+def _join_list(
+    r: PageResult, by_key: dict[str, set[str]], groups: dict[str, TopicGroup], warns: list[str]
+) -> str:
+    assert r.stats is not None
+    slugs = sorted(by_key.get(r.stats.description_key, ()))
+    if len(slugs) > 1:
+        warns.append(
+            f"{r.file}: line 1: TOPIC_AMBIGUOUS: description matches topics "
+            f"{', '.join(slugs)}; joined to {slugs[0]}"
+        )
+    if slugs:
+        return slugs[0]
+    slug = derived_slug(r.stats.description)
+    if slug not in groups:
+        warns.append(
+            f"{r.file}: line 1: TOPIC_PAGE_MISSING: no topic page with this "
+            f"description in the batch; slug {slug} derived from it"
+        )
+    return slug
+
+
+def _settle_headers(groups: dict[str, TopicGroup], warns: list[str]) -> None:
+    """Fix name/description of flattened headers by the joined topic-list's description."""
+    for g in groups.values():
+        for page in g.pages:
+            h = page.header
+            assert h is not None
+            if len(h.description_keys) <= 1:
+                continue
+            stats = g.stats
+            if stats is not None and stats.description_key in h.description_keys:
+                full = f"{h.name} {h.description}"
+                cut = len(full) - len(stats.description)
+                if full.endswith(stats.description) and cut > 1:
+                    h.name, h.description = full[: cut - 1], stats.description
+                    continue
+            warns.append(
+                f"{page.file}: header: HEADER_AMBIGUOUS: name and description are "
+                f"split at the first space ({h.name!r})"
+            )

@@ -1,0 +1,67 @@
+"""Units and edges: the vocabulary of identity.
+
+A *unit* is every listing whose Chinese summary has one match key: exact identity, always
+merged. An *edge* is evidence that two units are one resource (a near-duplicate summary,
+or the shared order of two views of a topic); components of edges are settled in
+:mod:`.components`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from ..normalize.text import match_key
+from ..records.internal import Listing
+
+
+class Edge(NamedTuple):
+    """Evidence that two summary keys are one resource; ``a < b``."""
+
+    score: float
+    a: str
+    b: str
+    kind: str  # "near" | "order"
+
+
+def edge(score: float, x: str, y: str, kind: str) -> Edge:
+    a, b = sorted((x, y))
+    return Edge(round(score, 3), a, b, kind)
+
+
+def edge_order(e: Edge) -> tuple[float, str, str, str]:
+    return (-e.score, e.a, e.b, e.kind)
+
+
+@dataclass(slots=True)
+class Unit:
+    """Listings that share one summary key."""
+
+    key: str
+    listings: list[Listing]
+    pages: set[tuple[str, str]] = field(default_factory=set)
+    titles: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        for x in self.listings:
+            self.pages.add((x.prov.sha256, x.prov.format))
+            if x.title_original:
+                self.titles.add(match_key(x.title_original))
+
+
+def summary_key(x: Listing) -> str:
+    return x.key or match_key(x.summary_zh)
+
+
+def units_of(key: str, listings: Iterable[Listing]) -> Unit:
+    """Group stage of exact identity: all listings whose summary key is ``key``."""
+    return Unit(key, sorted(listings, key=lambda x: x.lid))
+
+
+def units_by_key(listings: Iterable[Listing]) -> dict[str, Unit]:
+    """key → unit of every summary key among the listings (the exact-identity group)."""
+    by_key: dict[str, list[Listing]] = {}
+    for x in listings:
+        by_key.setdefault(summary_key(x), []).append(x)
+    return {k: units_of(k, xs) for k, xs in sorted(by_key.items())}
