@@ -38,7 +38,7 @@ def main() -> None:
         ]
         subprocess.run(cmd, check=True)
         GOLDEN.mkdir(exist_ok=True)
-        for name in ("items.jsonl", "topics.jsonl", "rejects.jsonl"):
+        for name in ("items.jsonl", "topics.jsonl", "rejects.jsonl", "changes.jsonl"):
             (GOLDEN / name).write_bytes((out / name).read_bytes())
         (GOLDEN / "report.json").write_bytes(normalized_report((out / "report.json").read_bytes()))
     print(f"golden output written to {GOLDEN}")

@@ -121,7 +121,8 @@ def test_footer_not_in_last_summary(full: Out) -> None:
 
 
 def _normalized(out: Out) -> dict[str, bytes]:
-    files = {n: out.bytes_of(n) for n in ("items.jsonl", "topics.jsonl", "rejects.jsonl")}
+    names = ("items.jsonl", "topics.jsonl", "rejects.jsonl", "changes.jsonl")
+    files = {n: out.bytes_of(n) for n in names}
     files["report.json"] = normalized_report(out.bytes_of("report.json"))
     return files
 

@@ -10,19 +10,21 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel
 
-from .records.output import Item, Reject, Report, Topic
+from .records.output import Change, Item, Reject, Report, Topic
 
 #: file name → model of each line (``.jsonl``) or of the whole file (``.json``).
 FILES: dict[str, type[BaseModel]] = {
     "items.jsonl": Item,
     "topics.jsonl": Topic,
     "rejects.jsonl": Reject,
+    "changes.jsonl": Change,
     "report.json": Report,
 }
 SCHEMA_NAMES: dict[str, type[BaseModel]] = {
     "item": Item,
     "topic": Topic,
     "reject": Reject,
+    "change": Change,
     "report": Report,
 }
 

@@ -28,6 +28,7 @@ from .extract.pages import extract_page
 from .normalize.language import language_of
 from .records.internal import Listing, PageResult
 from .records.output import RunOutput
+from .state.previous import Previous, RunSettings
 from .transform.align import topic_edges
 from .transform.components import Components, label_components
 from .transform.identity import Ids, assign, claims
@@ -41,8 +42,11 @@ from .transform.units import Edge, Unit, summary_key, units_of
 
 @dataclass(slots=True)
 class Context:
-    """The small values driver-side steps produce, read by the steps after them."""
+    """What the run builds on, and the small values driver-side steps produce for the
+    steps after them."""
 
+    previous: Previous = field(default_factory=Previous)
+    settings: RunSettings = field(default_factory=RunSettings)
     topics: Topics = field(default_factory=Topics)
     near: list[Edge] = field(default_factory=list)
     order: list[Edge] = field(default_factory=list)
@@ -166,7 +170,9 @@ def parts(found: list[Finished], ctx: Context) -> list[Finished]:
 
 def output(ctx: Context) -> RunOutput:
     t = ctx.topics
-    return assemble(t.pages, t.groups, t.warnings, ctx.parts)
+    return assemble(
+        t.pages, t.groups, t.warnings, ctx.parts, ctx.previous, ctx.settings, ctx.ids.merged
+    )
 
 
 # --------------------------------------------------------------------------- the list

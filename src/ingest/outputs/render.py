@@ -6,7 +6,7 @@ sorted by a stable key and serialised with a fixed field order, UTF-8, not ASCII
 
 from __future__ import annotations
 
-from ..records.output import Item, Reject, RunOutput, Topic
+from ..records.output import Change, Item, Reject, RunOutput, Topic
 
 
 def render(out: RunOutput) -> dict[str, bytes]:
@@ -15,9 +15,10 @@ def render(out: RunOutput) -> dict[str, bytes]:
         "items.jsonl": _jsonl(out.items),
         "topics.jsonl": _jsonl(out.topics),
         "rejects.jsonl": _jsonl(out.rejects),
+        "changes.jsonl": _jsonl(out.changes),
         "report.json": out.report.model_dump_json(indent=2).encode() + b"\n",
     }
 
 
-def _jsonl(records: list[Item] | list[Topic] | list[Reject]) -> bytes:
+def _jsonl(records: list[Item] | list[Topic] | list[Reject] | list[Change]) -> bytes:
     return b"".join(r.model_dump_json().encode() + b"\n" for r in records)

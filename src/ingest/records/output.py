@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -54,6 +54,13 @@ class ItemTopic(_Out):
     level_label: str | None
 
 
+class PublishedEstimate(_Out):
+    """The dates a relative age (``5 个月前``) can mean, given the crawl date."""
+
+    earliest: dt.date
+    latest: dt.date
+
+
 class Item(_Out):
     """One real-world resource. All strings are plain text (consumers must escape)."""
 
@@ -67,6 +74,9 @@ class Item(_Out):
     url: str | None = Field(description="Absolute http(s) URL or null")
     publisher: str | None
     published_ago: str | None
+    published_estimate: PublishedEstimate | None = Field(
+        description="Dates published_ago can mean, from --crawled-at; null without it"
+    )
     rating: str | None
     collected_on: dt.date | None
     topics: list[ItemTopic]
@@ -162,13 +172,72 @@ class Conflict(_Out):
     values: list[ConflictValue]
 
 
+class DecisionSide(_Out):
+    """One of the two listings an identity decision joined."""
+
+    summary_zh: str
+    title: str | None = Field(description="The listing's Chinese or original title")
+    source: str = Field(description="'file: locator', or 'previous publish' for its item")
+
+
+class Decision(_Out):
+    """Two texts judged one resource by similarity rather than by an exact key."""
+
+    item: ItemId
+    kind: Literal["near-duplicate", "order", "previous"] = Field(
+        description="near-duplicate summaries; a topic-list entry placed by the topic "
+        "page's order; an item of the previous publish matched by evidence (its id kept)"
+    )
+    score: float = Field(description="Similarity of the two summaries, 0-100")
+    evidence: str = Field(description="What joined them, in words")
+    a: DecisionSide
+    b: DecisionSide
+
+
+class Change(_Out):
+    """One line of changes.jsonl: what this publish changed against the previous one."""
+
+    entity: Literal["item", "topic"]
+    op: Literal["added", "changed", "removed", "merged"]
+    id: str = Field(description="Item id or topic slug")
+    fields: list[str] = Field(description="Sorted names of the changed fields ('changed')")
+    into: str | None = Field(description="The surviving id ('merged'), else null")
+
+
+class OpCounts(_Out):
+    added: int
+    changed: int
+    removed: int
+    merged: int
+
+
+class ChangeCounts(_Out):
+    items: OpCounts
+    topics: OpCounts
+
+
+class RunInfo(_Out):
+    """What this run built on."""
+
+    mode: Literal["snapshot", "merge"] = Field(
+        description="snapshot: the inputs are the whole crawl; merge: added to the state"
+    )
+    sequence: int = Field(ge=1, description="1 for a first publish, +1 for each one after")
+    crawled_at: dt.date | None
+    previous_items: int | None = Field(description="Items of the previous publish, if any")
+    previous_topics: int | None
+
+
 class Report(_Out):
     schema_version: str
     ingest_version: str
+    run: RunInfo
     files: list[FileReport]
     totals: Totals
+    changes: ChangeCounts
     consistency: list[TopicCheck]
     conflicts: list[Conflict]
+    decisions: list[Decision]
     warnings: list[str] = Field(description="Run-level warnings: 'file: locator: CODE: text'")
     timing: dict[str, float] = Field(description="Seconds per stage; the only varying member")
 
@@ -181,3 +250,4 @@ class RunOutput:
     topics: list[Topic]
     rejects: list[Reject]
     report: Report
+    changes: list[Change] = field(default_factory=list)

@@ -51,6 +51,7 @@ class Settled:
     clusters: list[list[Unit]]
     near_merges: int = 0
     order_joins: int = 0
+    applied: list[Edge] = field(default_factory=list)  # the edges that joined, in order
 
 
 def settle(units: list[Unit], edges: list[Edge]) -> Settled:
@@ -70,6 +71,7 @@ def settle(units: list[Unit], edges: list[Edge]) -> Settled:
         other = rb if root == ra else ra
         pages[root] |= pages.pop(other)
         titles[root] |= titles.pop(other)
+        result.applied.append(e)
         if e.kind == "near":
             result.near_merges += 1
         else:

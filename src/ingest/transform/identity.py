@@ -24,9 +24,11 @@ def mint(summary_key: str) -> str:
 
 @dataclass(slots=True)
 class Ids:
-    """Provisional (minted) id → published id, for every item of the run."""
+    """Provisional (minted) id → published id, for every item of the run; and the items of
+    the previous publish found to be one resource with another (old id → surviving id)."""
 
     final: dict[str, str] = field(default_factory=dict)
+    merged: dict[str, str] = field(default_factory=dict)
 
     def of(self, minted: str) -> str:
         return self.final.get(minted, minted)

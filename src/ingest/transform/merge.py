@@ -56,8 +56,15 @@ def resolve_component(units: list[Unit], edges: list[Edge]) -> Component:
             continue
         out.warnings.extend(_duplicates(cluster))
         r = resolve(mint(cluster_key(members)), members)
+        r.joins = _joins(cluster, settled.applied)
         out.items.append(r)
     return out
+
+
+def _joins(cluster: list[Unit], applied: list[Edge]) -> list[Join]:
+    """The edges that joined this cluster's units, each with its two best listings."""
+    best = {u.key: min(u.listings, key=precedence) for u in cluster}
+    return [Join(e.kind, e.score, best[e.a], best[e.b]) for e in applied if e.a in best]
 
 
 def _orphan(x: Listing) -> PageReject:
@@ -87,6 +94,16 @@ def _duplicates(cluster: list[Unit]) -> list[str]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Join:
+    """An edge that joined two units of an item: what kind, how similar, which listings."""
+
+    kind: str  # "near" | "order"
+    score: float
+    a: Listing
+    b: Listing
+
+
 @dataclass(slots=True)
 class Resolved:
     """Fields of one item before the output model is built."""
@@ -98,6 +115,7 @@ class Resolved:
     related: list[tuple[str, int]] = field(default_factory=list)  # lids, page order
     conflicts: list[Conflict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # "CODE: text", about this item
+    joins: list[Join] = field(default_factory=list)
 
 
 def resolve(item: str, members: list[Listing]) -> Resolved:

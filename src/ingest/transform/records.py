@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 
 from ..normalize.language import language_of
 from ..records.internal import Listing, PageReject
-from ..records.output import Conflict, Item, ItemTopic, Reject, Source
+from ..records.output import Conflict, Decision, DecisionSide, Item, ItemTopic, Reject, Source
 from ..records.vocab import Format, kind_of
 from .identity import Ids
-from .merge import Component, Resolved
+from .merge import Component, Join, Resolved
 
 Lid = tuple[str, int]
 #: (slug, list-only?, rank or list position, item id, level) — one item's place in a topic.
@@ -36,6 +36,7 @@ class Finished:
     warnings: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
     rejected_per_file: dict[str, int] = field(default_factory=dict)
+    decisions: list[Decision] = field(default_factory=list)
     near_merges: int = 0
     order_joins: int = 0
 
@@ -65,6 +66,7 @@ def finish(
             for c in r.conflicts
         )
         out.warnings.extend(f"item {item.id}: {w}" for w in r.warnings)
+        out.decisions.extend(_decision(item.id, j) for j in r.joins)
     return out
 
 
@@ -105,6 +107,7 @@ def _item(
         url=f["url"],
         publisher=f["publisher"],
         published_ago=f["published_ago"],
+        published_estimate=None,
         rating=f["rating"],
         collected_on=f["collected_on"],  # type: ignore[arg-type]
         topics=[ItemTopic.model_validate(t) for t in r.topics],
@@ -160,3 +163,28 @@ def _entries(r: Resolved, item_id: str) -> list[TopicEntry]:
             )
             out.append((slug, 1, pos, item_id, level))
     return out
+
+
+_EVIDENCE = {
+    "near": "near-duplicate summaries",
+    "order": "a topic-list entry placed by its topic page's order, the clearest match there",
+}
+
+
+def _decision(item_id: str, j: Join) -> Decision:
+    return Decision(
+        item=item_id,
+        kind="near-duplicate" if j.kind == "near" else "order",
+        score=j.score,
+        evidence=_EVIDENCE[j.kind],
+        a=_side(j.a),
+        b=_side(j.b),
+    )
+
+
+def _side(x: Listing) -> DecisionSide:
+    return DecisionSide(
+        summary_zh=x.summary_zh,
+        title=x.title_zh or x.title_original,
+        source=f"{x.prov.file}: {x.prov.locator}",
+    )

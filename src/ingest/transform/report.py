@@ -18,6 +18,7 @@ from ..records.output import (
     Item,
     Reject,
     Report,
+    RunInfo,
     RunOutput,
     Site,
     Source,
@@ -25,6 +26,8 @@ from ..records.output import (
     TopicCheck,
     Totals,
 )
+from ..state.changes import change_set, counts
+from ..state.previous import Previous, RunSettings
 from .records import Finished, TopicEntry, to_reject
 from .topics import TopicGroup
 
@@ -109,6 +112,7 @@ def build_report(
     conflicts: list[Conflict],
     warnings: list[str],
 ) -> Report:
+    """The report of a run, without its run info and change counts (see :func:`assemble`)."""
     rejected_per_file: dict[str, int] = {}
     for r in results:
         rejected_per_file[r.file] = sum(1 for j in r.rejects if j.is_listing)
@@ -128,6 +132,9 @@ def build_report(
     return Report(
         schema_version=SCHEMA_VERSION,
         ingest_version=__version__,
+        run=RunInfo(
+            mode="snapshot", sequence=1, crawled_at=None, previous_items=None, previous_topics=None
+        ),
         files=files,
         totals=Totals(
             files=len(files),
@@ -143,8 +150,13 @@ def build_report(
             rejects=len(rejects),
             warnings=n_warn,
         ),
+        changes=counts([]),
         consistency=checks,
         conflicts=sorted(conflicts, key=lambda c: (c.record, c.field)),
+        decisions=sorted(
+            (d for p in parts for d in p.decisions),
+            key=lambda d: (d.item, d.kind, d.a.source, d.b.source),
+        ),
         warnings=sorted(warnings),
         timing={},
     )
@@ -174,8 +186,12 @@ def assemble(
     groups: dict[str, TopicGroup],
     warnings: list[str],
     parts: list[Finished],
+    previous: Previous,
+    settings: RunSettings,
+    merged: dict[str, str],
 ) -> RunOutput:
-    """Gather the finished parts into the four outputs, and check the accounting."""
+    """Gather the finished parts into the outputs, check the accounting, and set what the
+    run changed against ``previous`` (``merged``: old id → the id it was merged into)."""
     items = sorted((i for p in parts for i in p.items), key=lambda i: i.id)
     rejects = [to_reject(rj) for r in results for rj in r.rejects]
     rejects.extend(rj for p in parts for rj in p.rejects)
@@ -184,7 +200,17 @@ def assemble(
     conflicts: list[Conflict] = [c for p in parts for c in p.conflicts]
     warnings.extend(w for p in parts for w in p.warnings)
     report = build_report(results, parts, items, topics, checks, rejects, conflicts, warnings)
-    return RunOutput(items, topics, sorted(rejects, key=_reject_order), report)
+    changes = change_set(previous.items, previous.topics, items, topics, merged)
+    had = previous.sequence > 0
+    run = RunInfo(
+        mode=settings.mode,
+        sequence=previous.sequence + 1,
+        crawled_at=settings.crawled_at,
+        previous_items=len(previous.items) if had else None,
+        previous_topics=len(previous.topics) if had else None,
+    )
+    report = report.model_copy(update={"run": run, "changes": counts(changes)})
+    return RunOutput(items, topics, sorted(rejects, key=_reject_order), report, changes)
 
 
 def _reject_order(r: Reject) -> tuple[str, int, str, str]:
