@@ -43,4 +43,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench.py
 
 clean:
-	rm -rf $(VENV) out/*.jsonl out/*.json
+	rm -rf $(VENV) out/*.jsonl out/*.json out/*.html out/state out/.ingest out.refused

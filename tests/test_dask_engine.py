@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -103,3 +104,36 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path: Path) -> None:
     assert "cannot reach the Dask scheduler" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_run_building_on_a_publish_is_the_same_on_dask(tmp_path: Path, cluster: Any) -> None:
+    """The Dask engine reads the state too: day 2 on a copy of day 1, both engines, with a
+    reworded summary (an id kept by evidence) and --merge of the same pages."""
+    from ingest.cli import main
+
+    day1 = tmp_path / "day1"
+    assert (
+        main(["run", str(SEEDS), "--out", str(day1), "--quiet", "--crawled-at", "2026-11-01"]) == 0
+    )
+    dumps = tmp_path / "d2"
+    dumps.mkdir()
+    for seed in SEEDS.iterdir():
+        text = seed.read_text("utf-8").replace("是高效 LLM 推理系列的第二篇", "属于该系列的第二篇")
+        (dumps / seed.name).write_text(text, "utf-8")
+    outs = {}
+    for engine in ("local", "dask"):
+        out = shutil.copytree(day1, tmp_path / engine)
+        extra = (
+            ("--engine", "dask", "--scheduler", cluster.scheduler_address)
+            if engine == "dask"
+            else ()
+        )
+        assert main(["run", str(dumps), "--out", str(out), "--quiet", "--merge", *extra]) == 0
+        outs[engine] = {
+            p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()
+        }
+        outs[engine]["report.json"] = json.dumps(
+            {**json.loads(outs[engine]["report.json"]), "timing": {}}
+        ).encode()
+    assert outs["local"] == outs["dask"]
+    assert b'"op":"changed"' in outs["dask"]["changes.jsonl"]

@@ -1,6 +1,7 @@
 """The tree reads as the pipeline: each layer imports only the layers before it.
 
-records → normalize → extract → state → transform → steps → engines → outputs → schema → cli.
+records → normalize → extract → state → transform → steps → engines → outputs → job →
+schema → cli.
 ``errors`` and the package's own ``__init__`` (versions) are below every layer.
 """
 
@@ -23,6 +24,7 @@ LAYERS = [
     "steps",
     "engines",
     "outputs",
+    "job",
     "schema",
     "cli",
     "__main__",

@@ -124,7 +124,7 @@ def test_publish_writes_manifest_last(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_publish_rejects_non_plain_names(tmp_path: Path) -> None:
-    for bad in ("", ".", "..", "sub/file"):
+    for bad in ("", ".", "..", "a/b/c", "../x", "/abs", "sub/..", "sub/"):
         with pytest.raises(ValueError):
             publish(tmp_path / "out", {bad: b"x"})
     assert not (tmp_path / "out").exists()
@@ -319,6 +319,23 @@ def test_lock_held_by_other_process_then_released_by_sigkill(tmp_path: Path) -> 
         assert lock.path == tmp_path / ".out.lock"
         assert json.loads(lock.path.read_text())["pid"] == os.getpid()
     assert not out.exists()  # the lock lives next to out_dir, not inside it
+    assert not lock.path.exists()  # and is gone once released
+
+
+def test_a_lock_file_removed_under_a_waiter_is_not_locked_twice(tmp_path: Path) -> None:
+    """The file a waiter opened was removed by the holder's release: the waiter must not
+    lock that orphan inode while another process holds a lock on the new file."""
+    out = tmp_path / "out"
+    orphan_fd = os.open(tmp_path / ".out.lock", os.O_RDWR | os.O_CREAT)  # opened early
+    os.unlink(tmp_path / ".out.lock")  # a holder released and removed it
+    with OutputLock(out):  # a third run locks the new file
+        lock = OutputLock(out)
+        real_open = lock._open
+        calls = iter([orphan_fd])
+        lock._open = lambda: next(calls, None) or real_open()  # type: ignore[method-assign]
+        with pytest.raises(OutputLocked):
+            lock.acquire()  # the orphan flocks fine, but is no longer the lock file
+    assert not (tmp_path / ".out.lock").exists()
 
 
 def test_lock_is_exclusive_within_a_process_and_reusable(tmp_path: Path) -> None:

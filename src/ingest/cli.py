@@ -2,35 +2,35 @@
 
 Exit codes: 0 the run completed (rejects are reported, not fatal); 1 under ``--strict``
 when anything was rejected (or ``validate`` found problems); 2 usage errors, unusable
-paths, a held lock or a failed write.
+paths, a held lock or a failed write; 3 the shrink guard refused to publish.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from . import SCHEMA_VERSION, __version__
-from .engines.local import run
 from .errors import IngestError, UsageError
-from .extract.discover import collect_inputs
-from .outputs.atomic import atomic_write_bytes
-from .outputs.folder import FolderWriter
-from .records.output import RunOutput
-from .schema import schemas, validate_dir
+from .job import JobOptions, JobResult, Progress, run_job
+from .schema import schemas, validate_dir, write_schemas
 
 EPILOG = """\
 exit codes: 0 run completed (rejects are reported in rejects.jsonl, not fatal);
             1 --strict and something was rejected, or validate found problems;
-            2 usage error, unusable path, output locked or not writable.
+            2 usage error, unusable path, output locked or not writable;
+            3 refused: the run would remove more than 10 % of the items, or a topic,
+              of the publish in --out (see --allow-shrink).
 examples:
   ingest run                       # seeds/ into out/
-  ingest run dumps/2026-11-29 --out site/data --jobs 2 --strict
+  ingest run dumps/2026-11-29 --out site/data --jobs 2 --crawled-at 2026-11-29
+  ingest run dumps/extra --out site/data --merge
   ingest validate out/
   ingest schema --write
 """
@@ -80,9 +80,13 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     r = sub.add_parser(
         "run",
-        help="parse dumps and write out/",
-        description="Parse dump files and folders; write items, topics, rejects "
-        "and a report into the output folder, atomically.",
+        help="parse dumps and publish them into out/",
+        description="Parse dump files and folders; publish items, topics, rejects, the "
+        "changes against the previous publish and a report into the output folder, "
+        "atomically. The publish already in the folder is the state the run builds on: "
+        "ids of resources it had survive re-crawls.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     r.add_argument(
         "paths",
@@ -91,7 +95,13 @@ def _parser() -> argparse.ArgumentParser:
         default=["seeds/"],
         help="input files or folders (default: seeds/)",
     )
-    r.add_argument("--out", default="out/", metavar="DIR", help="output folder (default: out/)")
+    r.add_argument(
+        "--out",
+        default="out/",
+        metavar="DIR",
+        help="output folder (default: out/): new, empty, or an earlier ingest publish; "
+        "a symlink is followed",
+    )
     r.add_argument(
         "--jobs",
         type=_positive,
@@ -111,6 +121,23 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ADDRESS",
         help="with --engine dask: a running scheduler, e.g. tcp://10.0.0.5:8786; "
         "without it, a local cluster of --jobs workers",
+    )
+    r.add_argument(
+        "--merge",
+        action="store_true",
+        help="add these dumps to the publish in --out (a newer version of a page replaces "
+        "the older); what they do not mention stays. Default: the dumps are the whole crawl",
+    )
+    r.add_argument(
+        "--allow-shrink",
+        action="store_true",
+        help="publish even when the run removes more than 10 %% of the items, or a topic",
+    )
+    r.add_argument(
+        "--crawled-at",
+        type=_date,
+        metavar="YYYY-MM-DD",
+        help="the day the pages were saved: fills published_estimate from relative ages",
     )
     r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     r.set_defaults(func=_cmd_run)
@@ -143,30 +170,42 @@ def _positive(s: str) -> int:
     return n
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
-    out_dir = Path(args.out)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"--out {args.out!r} exists and is not a folder")
-    if not out_dir.parent.is_dir():
-        raise UsageError(f"--out {args.out!r}: parent folder {str(out_dir.parent)!r} missing")
-    if args.scheduler and args.engine != "dask":
-        raise UsageError("--scheduler goes with --engine dask")
-    inputs = collect_inputs(args.paths)
-    with FolderWriter(out_dir) as writer, _progress(len(inputs), quiet=args.quiet) as tick:
-        if args.engine == "dask":
-            from .engines.dask import run_dask
+def _date(s: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {s!r}") from None
 
-            result = run_dask(inputs, args.scheduler, args.jobs)
-        else:
-            result = run(inputs, jobs=args.jobs, progress=tick)
-        writer.write(result)
-    if not args.quiet:
-        _summary(result, out_dir)
-    if args.strict and result.rejects:
-        reasons = sorted({r.reason for r in result.rejects})
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    opts = JobOptions(
+        paths=args.paths,
+        out=Path(args.out),
+        jobs=args.jobs,
+        engine=args.engine,
+        scheduler=args.scheduler,
+        merge=args.merge,
+        allow_shrink=args.allow_shrink,
+        crawled_at=args.crawled_at,
+    )
+    with _progress(quiet=args.quiet) as progress:
+        result = run_job(opts, progress)
+    if result.refused is not None:
         print(
-            f"ingest: --strict: {len(result.rejects)} reject(s) ({', '.join(reasons)}); "
-            f"see {out_dir / 'rejects.jsonl'}",
+            f"ingest: refused: {result.refused}; {str(opts.out)!r} is left as it was; the "
+            f"refused output is in {str(result.refused_dir)!r}; rerun with --allow-shrink "
+            "to publish it anyway",
+            file=sys.stderr,
+        )
+        return 3
+    if not args.quiet:
+        _summary(result, opts.out)
+    rejects = result.output.rejects
+    if args.strict and rejects:
+        reasons = sorted({r.reason for r in rejects})
+        print(
+            f"ingest: --strict: {len(rejects)} reject(s) ({', '.join(reasons)}); "
+            f"see {opts.out / 'rejects.jsonl'}",
             file=sys.stderr,
         )
         return 1
@@ -174,24 +213,30 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _progress(total: int, *, quiet: bool) -> Iterator[Callable[[object], None] | None]:
+def _progress(*, quiet: bool) -> Iterator[Callable[[int], Progress | None]]:
     """A progress bar on stderr, only when stderr is a terminal."""
     if quiet or not sys.stderr.isatty():
-        yield None
+        yield lambda _total: None
         return
     from rich.console import Console
-    from rich.progress import Progress
+    from rich.progress import Progress as Bar
 
-    with Progress(console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("parsing", total=total)
-        yield lambda _r: bar.advance(task)
+    with ExitStack() as stack:
+
+        def start(total: int) -> Progress:
+            bar = stack.enter_context(Bar(console=Console(stderr=True), transient=True))
+            task = bar.add_task("parsing", total=total)
+            return lambda _r: bar.advance(task)
+
+        yield start
 
 
-def _summary(result: RunOutput, out_dir: Path) -> None:
+def _summary(result: JobResult, out_dir: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    t = result.report.totals
+    t = result.output.report.totals
+    c = result.output.report.changes.items
     table = Table(title=f"ingest → {out_dir}", show_header=False)
     rows = [
         ("files", t.files),
@@ -203,6 +248,10 @@ def _summary(result: RunOutput, out_dir: Path) -> None:
         ("near-duplicate merges", t.near_duplicate_merges),
         ("rejects", t.rejects),
         ("warnings", t.warnings),
+        (
+            "items added / changed / removed / merged",
+            f"{c.added} / {c.changed} / {c.removed} / {c.merged}",
+        ),
     ]
     for name, value in rows:
         table.add_row(name, str(value))
@@ -224,20 +273,13 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    generated = schemas()
     if not args.write:
-        for name, data in generated.items():
+        for name, data in schemas().items():
             print(f"--- {name}")
             print(data.decode(), end="")
         return 0
-    folder = Path(args.dir)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"cannot create {args.dir!r}: {e.strerror}") from e
-    for name, data in generated.items():
-        atomic_write_bytes(folder / name, data)
-        print(f"wrote {folder / name}")
+    for path in write_schemas(Path(args.dir)):
+        print(f"wrote {path}")
     return 0
 
 

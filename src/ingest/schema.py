@@ -10,6 +10,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel
 
+from .errors import UsageError
+from .outputs.atomic import KEEP_FILES, atomic_write_bytes
 from .records.output import Change, Item, Reject, Report, Topic
 
 #: file name → model of each line (``.jsonl``) or of the whole file (``.json``).
@@ -110,3 +112,42 @@ def _cross_checks(folder: Path, docs: dict[str, list[dict[str, Any]]]) -> list[s
     if totals["listings"] != totals["listings_merged"] + totals["listings_rejected"]:
         problems.append(f"{folder}/report.json: listings != listings_merged + listings_rejected")
     return problems
+
+
+def write_schemas(folder: Path) -> list[Path]:
+    """Write the schemas into ``folder``, replacing only schema files ingest wrote there.
+
+    The folder may be new, empty, or hold ingest's schema files (each with its own
+    ``$id``); anything else in it is refused before a file is written.
+    """
+    generated = schemas()
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--dir {str(folder)!r} exists and is not a folder")
+    if folder.is_dir():
+        foreign = [p.name for p in sorted(folder.iterdir()) if not _ours(p, generated)]
+        if foreign:
+            shown = ", ".join(repr(n) for n in foreign[:5])
+            raise UsageError(
+                f"--dir {str(folder)!r} holds {len(foreign)} file(s) ingest did not write "
+                f"({shown}); name a new or empty folder"
+            )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot create {str(folder)!r}: {e.strerror}") from e
+    for name, data in generated.items():
+        atomic_write_bytes(folder / name, data)
+    return [folder / name for name in generated]
+
+
+def _ours(path: Path, generated: dict[str, bytes]) -> bool:
+    """A schema file ingest wrote (its name and its ``$id`` agree), or a git keep file."""
+    if path.name in KEEP_FILES and path.is_file():
+        return True
+    if path.name not in generated or path.is_symlink() or not path.is_file():
+        return False
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(doc, dict) and doc.get("$id") == path.name

@@ -28,15 +28,16 @@ from .extract.pages import extract_page
 from .normalize.language import language_of
 from .records.internal import Listing, PageResult
 from .records.output import RunOutput
+from .state.index import IdIndex
 from .state.previous import Previous, RunSettings
 from .transform.align import topic_edges
 from .transform.components import Components, label_components
-from .transform.identity import Ids, assign, claims
+from .transform.identity import Claim, Ids, assign, claims
 from .transform.merge import Component, resolve_component
 from .transform.near import bands, bucket_edges
 from .transform.records import Finished, Lid, finish, related_lids
 from .transform.report import assemble
-from .transform.topics import Topics, topics_of
+from .transform.topics import Topics, page_identity, topics_of
 from .transform.units import Edge, Unit, summary_key, units_of
 
 
@@ -47,6 +48,8 @@ class Context:
 
     previous: Previous = field(default_factory=Previous)
     settings: RunSettings = field(default_factory=RunSettings)
+    index: IdIndex = field(default_factory=IdIndex)  # the previous publish's items, indexed
+    known: dict[str, str | None] = field(default_factory=dict)  # languages it decided
     topics: Topics = field(default_factory=Topics)
     near: list[Edge] = field(default_factory=list)
     order: list[Edge] = field(default_factory=list)
@@ -56,6 +59,16 @@ class Context:
     langs: dict[str, str | None] = field(default_factory=dict)
     parts: list[Finished] = field(default_factory=list)
     output: RunOutput | None = None
+
+    @classmethod
+    def building_on(cls, previous: Previous, settings: RunSettings) -> Context:
+        """The context of a run that builds on ``previous``."""
+        known = {
+            str(i["title_original"]): i.get("original_language")
+            for i in previous.items.values()
+            if i.get("title_original")
+        }
+        return cls(previous, settings, IdIndex.of(previous), known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,11 +96,13 @@ def parse(f: Any, ctx: Context) -> list[PageResult]:
 
 
 def page_facts(page: PageResult, ctx: Context) -> list[PageResult]:
-    return [page.facts()]
+    facts = page.facts()
+    facts.identity = page_identity(page)
+    return [facts]
 
 
 def with_slugs(page: PageResult, ctx: Context) -> list[Listing]:
-    return page.with_slugs(ctx.topics.slug_of)
+    return page.with_slugs(ctx.topics.slug_of) if ctx.topics.keeps(page) else []
 
 
 def by_summary(x: Listing, ctx: Context) -> list[tuple[str, Listing]]:
@@ -135,12 +150,12 @@ def resolve(label: str, units: list[Unit], ctx: Context) -> list[Component]:
     return [resolve_component(ordered, ctx.components.edges_of.get(label, []))]
 
 
-def identity_claims(comp: Component, ctx: Context) -> list[str]:
-    return claims(comp)
+def identity_claims(comp: Component, ctx: Context) -> list[Claim]:
+    return claims(comp, ctx.index)
 
 
-def published_ids(found: list[str], ctx: Context) -> Ids:
-    return assign(found)
+def published_ids(found: list[Claim], ctx: Context) -> Ids:
+    return assign(found, ctx.index, ctx.previous.sequence + 1)
 
 
 def related(comp: Component, ctx: Context) -> list[tuple[Lid, str]]:
@@ -151,9 +166,14 @@ def as_dict(pairs: list[tuple[Any, Any]], ctx: Context) -> dict[Any, Any]:
     return dict(pairs)
 
 
+def with_known(pairs: list[tuple[str, str | None]], ctx: Context) -> dict[str, str | None]:
+    return {**ctx.known, **dict(pairs)}
+
+
 def by_title(comp: Component, ctx: Context) -> list[tuple[str, None]]:
+    """Original titles whose language no earlier publish decided."""
     titles = {r.fields["title_original"] for r in comp.items}
-    return [(t, None) for t in sorted(t for t in titles if t)]
+    return [(t, None) for t in sorted(t for t in titles if t and t not in ctx.known)]
 
 
 def language(title: str, _: list[None], ctx: Context) -> list[tuple[str, str | None]]:
@@ -161,7 +181,7 @@ def language(title: str, _: list[None], ctx: Context) -> list[tuple[str, str | N
 
 
 def records(comp: Component, ctx: Context) -> list[Finished]:
-    return [finish(comp, ctx.ids, ctx.related, ctx.langs)]
+    return [finish(comp, ctx.ids, ctx.related, ctx.langs, ctx.settings.crawled_at)]
 
 
 def parts(found: list[Finished], ctx: Context) -> list[Finished]:
@@ -170,9 +190,7 @@ def parts(found: list[Finished], ctx: Context) -> list[Finished]:
 
 def output(ctx: Context) -> RunOutput:
     t = ctx.topics
-    return assemble(
-        t.pages, t.groups, t.warnings, ctx.parts, ctx.previous, ctx.settings, ctx.ids.merged
-    )
+    return assemble(t.pages, t.groups, t.warnings, ctx.parts, ctx.previous, ctx.settings, ctx.ids)
 
 
 # --------------------------------------------------------------------------- the list
@@ -205,7 +223,7 @@ STEPS: tuple[Step, ...] = (
         "langs",
         language,
         pairs=by_title,
-        gather=as_dict,
+        gather=with_known,
         pool=True,
     ),
     Step("records", "map", "resolved", "parts", records, gather=parts),

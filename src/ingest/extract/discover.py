@@ -10,6 +10,7 @@ folder is reported instead.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import stat
 import unicodedata
@@ -34,6 +35,15 @@ class InputFile:
     path: Path
     name: str
     problem: tuple[str, str] | None = None  # (reason code, message) when unusable
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPage:
+    """A page an earlier publish kept in its state, read again by ``--merge``."""
+
+    name: str
+    data: bytes
+    crawled_at: dt.date | None = None  # as the run that saved it was told (--crawled-at)
 
 
 def collect_inputs(paths: list[str]) -> list[InputFile]:

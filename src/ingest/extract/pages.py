@@ -15,7 +15,7 @@ from ..records.internal import PageReject, PageResult, Provenance
 from ..records.vocab import Format
 from .decode import Decoded, Locator, decode
 from .detect import detect
-from .discover import InputFile
+from .discover import InputFile, StoredPage
 from .parse.base import Page, excerpt
 from .parse.item_page import parse_item_page
 from .parse.topic_list import parse_topic_list
@@ -29,9 +29,16 @@ _PARSERS = {
 }
 
 
-def extract_page(f: InputFile) -> PageResult:
-    """:func:`parse_file`, with a bug in a parser turned into an INTERNAL_ERROR reject."""
+def extract_page(f: InputFile | StoredPage) -> PageResult:
+    """:func:`parse_file`, with a bug in a parser turned into an INTERNAL_ERROR reject.
+    A page from the state (``--merge``) is parsed from the bytes the state kept."""
     try:
+        if isinstance(f, StoredPage):
+            result = parse_bytes(f.name, f.data)
+            result.from_state = True
+            for x in result.listings:
+                x.stored, x.crawled_at = True, f.crawled_at
+            return result
         return parse_file(f)
     except Exception as e:  # a bug: keep the run going, count it, say where
         r = PageResult(f.name, "", 0, None, None)

@@ -20,13 +20,12 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import stat
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from ..errors import PublishError
+from .faults import FAULT_ENV, FAULT_POINTS, Fault
 from .lock import is_held
 
 __all__ = [
@@ -38,50 +37,13 @@ __all__ = [
     "publish",
 ]
 
-#: Environment variable for fault injection, ``<point>:<action>``.
-FAULT_ENV = "INGEST_FAULT"
 #: Written last among the files, so its presence in staging means the set is complete.
 MANIFEST = "report.json"
 #: Git keep files carried over from the previous ``out_dir`` so the folder stays tracked.
 KEEP_FILES = (".keep", ".gitkeep")
 
-FAULT_POINTS = (
-    "after_stage_write",
-    "after_fsync",
-    "before_manifest",
-    "after_manifest_before_publish",
-    "after_publish",
-)
-_FAULT_ERRNOS = {"enospc": errno.ENOSPC, "eio": errno.EIO}
-_KILL_EXIT = 137
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
-
-
-@dataclass(frozen=True)
-class _Fault:
-    """The fault requested by ``INGEST_FAULT``; a no-op when unset or unknown."""
-
-    point: str | None = None
-    action: str | None = None
-
-    @classmethod
-    def from_env(cls) -> _Fault:
-        point, _, action = os.environ.get(FAULT_ENV, "").partition(":")
-        if point in FAULT_POINTS and (action in ("kill", "term") or action in _FAULT_ERRNOS):
-            return cls(point, action)
-        return cls()
-
-    def hit(self, point: str, path: Path) -> None:
-        if point != self.point or self.action is None:
-            return
-        if self.action == "kill":
-            os._exit(_KILL_EXIT)
-        if self.action == "term":
-            os.kill(os.getpid(), signal.SIGTERM)  # delivered before kill() returns
-            return
-        code = _FAULT_ERRNOS[self.action]
-        raise OSError(code, os.strerror(code), str(path))
 
 
 def _load_renameat2() -> Callable[..., int] | None:
@@ -156,9 +118,11 @@ def _describe(target: Path, e: OSError) -> str:
     return f"cannot publish output folder {str(target)!r}: {reason}{where}"
 
 
-def _check_names(files: Mapping[str, bytes]) -> None:
-    for name in files:
-        if not name or name in (".", "..") or "/" in name or "\0" in name:
+def _check_names(names: Iterable[str]) -> None:
+    """Plain file names, or ``folder/name`` one level down (both parts plain)."""
+    for name in names:
+        parts = name.split("/")
+        if len(parts) > 2 or any(p in ("", ".", "..") or "\0" in p for p in parts):
             raise ValueError(f"output file name must be a plain file name, got {name!r}")
 
 
@@ -194,11 +158,22 @@ def _keep_files(out_dir: Path, files: Mapping[str, bytes]) -> dict[str, bytes]:
     return found
 
 
-def _stage(staging: Path, out_dir: Path, files: Mapping[str, bytes], fault: _Fault) -> None:
+def _stage(
+    staging: Path,
+    out_dir: Path,
+    files: Mapping[str, bytes],
+    links: Mapping[str, Path],
+    fault: Fault,
+) -> None:
     """Write the complete new set into ``staging``; the manifest goes last."""
     os.mkdir(staging)
     if out_dir.is_dir():
         os.chmod(staging, stat.S_IMODE(os.stat(out_dir).st_mode))
+    folders = sorted({n.split("/")[0] for n in [*files, *links] if "/" in n})
+    for folder in folders:
+        os.mkdir(staging / folder)
+    for name, source in links.items():
+        _link_or_copy(source, staging / name)
     others = {n: d for n, d in files.items() if n != MANIFEST} | _keep_files(out_dir, files)
     for count, (name, data) in enumerate(others.items(), start=1):
         _write_file(staging / name, data)
@@ -206,11 +181,25 @@ def _stage(staging: Path, out_dir: Path, files: Mapping[str, bytes], fault: _Fau
             fault.hit("after_stage_write", staging)
     if not others:
         fault.hit("after_stage_write", staging)
+    for folder in folders:
+        _fsync_dir(staging / folder)
     fault.hit("after_fsync", staging)
     fault.hit("before_manifest", staging)
     if MANIFEST in files:
         _write_file(staging / MANIFEST, files[MANIFEST])
     _fsync_dir(staging)
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    """A hard link to a file of the previous set (its data is already on disk), or a copy
+    where the file system cannot link."""
+    try:
+        os.link(source, target, follow_symlinks=False)
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+            e.filename = e.filename or str(source)
+            raise
+        _write_file(target, source.read_bytes())
 
 
 def _swap(staging: Path, out_dir: Path) -> Path | None:
@@ -232,8 +221,12 @@ def _swap(staging: Path, out_dir: Path) -> Path | None:
     return old
 
 
-def publish(out_dir: Path, files: Mapping[str, bytes]) -> None:
-    """Atomically replace the contents of ``out_dir`` with ``files`` (flat name -> bytes).
+def publish(
+    out_dir: Path, files: Mapping[str, bytes], links: Mapping[str, Path] | None = None
+) -> None:
+    """Atomically replace the contents of ``out_dir`` with ``files`` (name -> bytes; a name
+    is a plain file name or ``folder/name``) and ``links`` (name -> an existing file, hard
+    linked into place: files of the previous set carried over without copying them).
 
     Keep files (``.keep``, ``.gitkeep``) already in ``out_dir`` are carried over. The swap is
     one ``renameat2(RENAME_EXCHANGE)``; where that is unavailable (ENOSYS/EINVAL, no libc
@@ -247,13 +240,14 @@ def publish(out_dir: Path, files: Mapping[str, bytes]) -> None:
         raise PublishError(f"output path {str(target)!r} exists but is not a directory")
     if not target.name:
         raise PublishError(f"output path {str(target)!r} cannot be replaced")
-    _check_names(files)
-    fault = _Fault.from_env()
+    links = links or {}
+    _check_names([*files, *links])
+    fault = Fault.from_env()
     staging = _side_path(target, "staging")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         _clean_stale(target)
-        _stage(staging, target, files, fault)
+        _stage(staging, target, files, links, fault)
         fault.hit("after_manifest_before_publish", staging)
         old = _swap(staging, target)
     except OSError as e:
@@ -265,7 +259,7 @@ def publish(out_dir: Path, files: Mapping[str, bytes]) -> None:
     _finish(target, old, fault)
 
 
-def _finish(target: Path, old: Path | None, fault: _Fault) -> None:
+def _finish(target: Path, old: Path | None, fault: Fault) -> None:
     try:
         _fsync_dir(target.parent)
     except OSError as e:

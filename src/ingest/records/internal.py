@@ -6,6 +6,7 @@ and :class:`PageResult` with the page facts :class:`TopicHeader` and :class:`Top
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -45,6 +46,8 @@ class Listing:
     index: int = -1  # position in its page's listings; (file, index) identifies it
     key: str = ""  # match key of summary_zh: the resource's identity
     related_idx: list[int] = field(default_factory=list)  # item-page main: its related reading
+    stored: bool = False  # from a page an earlier publish kept (--merge)
+    crawled_at: dt.date | None = None  # a stored page's crawl day, if its run was told one
 
     @property
     def lid(self) -> tuple[str, int]:
@@ -104,6 +107,8 @@ class PageResult:
     header: TopicHeader | None = None
     stats: TopicStats | None = None
 
+    from_state: bool = False  # a page kept by an earlier publish (--merge), not an input
+    identity: str | None = None  # what makes two versions of it "the same page"
     slug: str | None = None  # the topic this page belongs to, once topics are joined
     listings_elsewhere: int = 0  # listings kept on a worker while these facts travel
 

@@ -125,6 +125,10 @@ class Reject(_Out):
 
 class FileReport(_Out):
     file: str
+    origin: Literal["input", "state"] = Field(
+        description="input: given on the command line; state: kept by an earlier publish "
+        "and read again by --merge"
+    )
     sha256: str
     bytes: int
     encoding: str | None
@@ -194,6 +198,15 @@ class Decision(_Out):
     b: DecisionSide
 
 
+class ItemEvidence(_Out):
+    """One line of ``state/evidence.jsonl``: what later runs recognise an item by."""
+
+    id: ItemId
+    since: int = Field(ge=1, description="The sequence of the publish that first had this id")
+    keys: list[str] = Field(description="Summary match keys seen for it, its own first")
+    titles: list[str] = Field(description="Original-title match keys seen for it")
+
+
 class Change(_Out):
     """One line of changes.jsonl: what this publish changed against the previous one."""
 
@@ -251,3 +264,4 @@ class RunOutput:
     rejects: list[Reject]
     report: Report
     changes: list[Change] = field(default_factory=list)
+    evidence: list[ItemEvidence] = field(default_factory=list)  # for state/evidence.jsonl

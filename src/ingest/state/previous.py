@@ -1,10 +1,48 @@
-"""The previous publish, as the next run sees it."""
+"""The previous publish, read back from the output folder: what the next run builds on.
+
+A publish folder holds the outputs and, beside them, ``.ingest`` (the marker: written by
+ingest, schema and state versions) and ``state/``:
+
+- ``state/manifest.json`` — state version, the publish's sequence, and every page the
+  publish was built from: file name, sha256, size, and where its bytes are kept;
+- ``state/evidence.jsonl`` — per item: the summary and original-title keys it is known
+  by and the publish that first had its id (:class:`~ingest.records.output.ItemEvidence`);
+- ``state/pages-N.pack`` — the raw bytes of those pages (content-addressed by sha256, so
+  an unchanged page is stored once; packs of earlier publishes are carried over by hard
+  link), for ``--merge``.
+
+A publish of schema 1.0 (no marker, no state) is read as items and topics only: ids and
+the change set work, ``--merge`` does not (it has no pages).
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
+
+from .. import SCHEMA_VERSION
+from ..errors import UsageError
+from ..records.output import ItemEvidence
+
+MARKER = ".ingest"
+STATE = "state"
+STATE_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PageRef:
+    """One page a publish was built from, and where the state keeps its bytes."""
+
+    file: str
+    sha256: str
+    size: int
+    pack: str
+    offset: int
+    crawled_at: str | None = None  # ISO date the run that read it was given, if any
 
 
 @dataclass(slots=True)
@@ -14,6 +52,10 @@ class Previous:
     items: dict[str, dict[str, Any]] = field(default_factory=dict)  # id → item as JSON
     topics: dict[str, dict[str, Any]] = field(default_factory=dict)  # slug → topic as JSON
     sequence: int = 0  # the earlier publish's run.sequence; 0 when there is none
+    evidence: dict[str, ItemEvidence] = field(default_factory=dict)  # id → what it is known by
+    pages: list[PageRef] = field(default_factory=list)
+    folder: Path | None = None  # where it was read from
+    has_pages: bool = False  # False for a publish older than schema 1.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,3 +64,72 @@ class RunSettings:
 
     mode: Literal["snapshot", "merge"] = "snapshot"
     crawled_at: dt.date | None = None
+
+
+def version_tuple(text: str) -> tuple[int, ...]:
+    """``"1.1.0"`` → ``(1, 1, 0)``; anything else → ``()``."""
+    try:
+        return tuple(int(p) for p in text.split("."))
+    except ValueError:
+        return ()
+
+
+def load(folder: Path) -> Previous:
+    """Read the publish in ``folder`` (a folder ingest owns, or missing) as state."""
+    if not (folder / "report.json").is_file():
+        return Previous()
+    report = _json(folder / "report.json")
+    version = str(report.get("schema_version", ""))
+    if version_tuple(version)[:2] > version_tuple(SCHEMA_VERSION)[:2]:
+        raise UsageError(
+            f"the publish in {str(folder)!r} has schema {version}, newer than this ingest's "
+            f"{SCHEMA_VERSION}: upgrade ingest, or point --out at another folder"
+        )
+    prev = Previous(folder=folder)
+    prev.items = {str(d["id"]): d for d in _jsonl(folder / "items.jsonl", "id")}
+    prev.topics = {str(d["slug"]): d for d in _jsonl(folder / "topics.jsonl", "slug")}
+    prev.sequence = int((report.get("run") or {}).get("sequence", 1))
+    manifest_path = folder / STATE / "manifest.json"
+    if manifest_path.is_file():
+        _read_state(prev, folder, _json(manifest_path))
+    return prev
+
+
+def _read_state(prev: Previous, folder: Path, manifest: dict[str, Any]) -> None:
+    if manifest.get("state_version") != STATE_VERSION:
+        raise UsageError(
+            f"{str(folder / STATE)!r} has state version {manifest.get('state_version')!r}; "
+            f"this ingest reads version {STATE_VERSION}: point --out at another folder"
+        )
+    try:
+        prev.pages = [PageRef(**p) for p in manifest["pages"]]
+        evidence = _jsonl(folder / STATE / "evidence.jsonl", "id")
+        prev.evidence = {e.id: e for e in (ItemEvidence.model_validate(d) for d in evidence)}
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(f"{str(folder / STATE)!r} is damaged ({e}); cannot build on it") from e
+    prev.has_pages = True
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise UsageError(f"cannot read the previous publish: {str(path)!r}: {e}") from e
+    if not isinstance(doc, dict):
+        raise UsageError(f"cannot read the previous publish: {str(path)!r} is not an object")
+    return doc
+
+
+def _jsonl(path: Path, key: str) -> Iterator[dict[str, Any]]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"cannot read the previous publish: {str(path)!r}: {e}") from e
+    for n, line in enumerate(lines, 1):
+        try:
+            doc = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"cannot read the previous publish: {path}: line {n}: {e}") from e
+        if not isinstance(doc, dict) or not isinstance(doc.get(key), str):
+            raise UsageError(f"cannot read the previous publish: {path}: line {n}: no {key!r}")
+        yield doc

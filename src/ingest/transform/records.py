@@ -6,12 +6,23 @@ the items related reading names, known languages), so both engines call it on th
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ..normalize.ages import estimate
 from ..normalize.language import language_of
 from ..records.internal import Listing, PageReject
-from ..records.output import Conflict, Decision, DecisionSide, Item, ItemTopic, Reject, Source
+from ..records.output import (
+    Conflict,
+    Decision,
+    DecisionSide,
+    Item,
+    ItemTopic,
+    PublishedEstimate,
+    Reject,
+    Source,
+)
 from ..records.vocab import Format, kind_of
 from .identity import Ids
 from .merge import Component, Join, Resolved
@@ -46,6 +57,7 @@ def finish(
     ids: Ids,
     id_of: Mapping[Lid, str],
     langs: Mapping[str, str | None] | None = None,
+    crawled: dt.date | None = None,
 ) -> Finished:
     """Build the output records of one resolved component.
 
@@ -58,7 +70,7 @@ def finish(
         out.rejects.append(to_reject(rj))
         out.rejected_per_file[rj.prov.file] = out.rejected_per_file.get(rj.prov.file, 0) + 1
     for r in comp.items:
-        item = _item(r, ids, id_of, langs or {}, out.warnings)
+        item = _item(r, ids, id_of, langs or {}, crawled, out.warnings)
         out.items.append(item)
         out.entries.extend(_entries(r, item.id))
         out.conflicts.extend(
@@ -89,6 +101,7 @@ def _item(
     ids: Ids,
     id_of: Mapping[Lid, str],
     langs: Mapping[str, str | None],
+    crawled: dt.date | None,
     warnings: list[str],
 ) -> Item:
     f = r.fields
@@ -102,12 +115,12 @@ def _item(
         kind_label=f["kind_label"],
         title_zh=f["title_zh"],
         title_original=title,
-        original_language=langs[title] if title and title in langs else language_of(title),
+        original_language=_language(title, langs),
         summary_zh=f["summary_zh"] or "",
         url=f["url"],
         publisher=f["publisher"],
         published_ago=f["published_ago"],
-        published_estimate=None,
+        published_estimate=_estimate(item_id, f["published_ago"], _crawled(r, crawled), warnings),
         rating=f["rating"],
         collected_on=f["collected_on"],  # type: ignore[arg-type]
         topics=[ItemTopic.model_validate(t) for t in r.topics],
@@ -118,6 +131,32 @@ def _item(
             (_source(x) for x in r.members), key=lambda s: (s.file, s.byte_offset, s.locator)
         ),
     )
+
+
+def _language(title: str | None, langs: Mapping[str, str | None]) -> str | None:
+    """The language of an original title: as the languages step found it, else judged here."""
+    if not title:
+        return None
+    return langs[title] if title in langs else language_of(title)
+
+
+def _crawled(r: Resolved, today: dt.date | None) -> dt.date | None:
+    """The crawl day of the page whose relative age the item shows: this run's, or the
+    one recorded for a page an earlier publish kept (None when that run had none)."""
+    shown = r.fields["published_ago"]
+    source = next((x for x in r.members if x.published_ago == shown), None)
+    return source.crawled_at if source is not None and source.stored else today
+
+
+def _estimate(
+    item_id: str, label: str | None, crawled: dt.date | None, warnings: list[str]
+) -> PublishedEstimate | None:
+    found = estimate(label, crawled)
+    if found is None:
+        if label is not None and crawled is not None:
+            warnings.append(f"item {item_id}: AGE_UNKNOWN: {label!r} is not a relative age")
+        return None
+    return PublishedEstimate(earliest=found[0], latest=found[1])
 
 
 def _source(x: Listing) -> Source:

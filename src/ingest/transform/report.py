@@ -13,6 +13,7 @@ from .. import SCHEMA_VERSION, __version__
 from ..records.internal import PageResult
 from ..records.output import (
     Conflict,
+    Decision,
     Declared,
     FileReport,
     Item,
@@ -28,6 +29,7 @@ from ..records.output import (
 )
 from ..state.changes import change_set, counts
 from ..state.previous import Previous, RunSettings
+from .identity import Ids
 from .records import Finished, TopicEntry, to_reject
 from .topics import TopicGroup
 
@@ -153,10 +155,7 @@ def build_report(
         changes=counts([]),
         consistency=checks,
         conflicts=sorted(conflicts, key=lambda c: (c.record, c.field)),
-        decisions=sorted(
-            (d for p in parts for d in p.decisions),
-            key=lambda d: (d.item, d.kind, d.a.source, d.b.source),
-        ),
+        decisions=[d for p in parts for d in p.decisions],
         warnings=sorted(warnings),
         timing={},
     )
@@ -169,6 +168,7 @@ def _file_report(r: PageResult, bad: int) -> FileReport:
     )
     return FileReport(
         file=r.file,
+        origin="state" if r.from_state else "input",
         sha256=r.sha256,
         bytes=r.size,
         encoding=r.encoding,
@@ -188,10 +188,10 @@ def assemble(
     parts: list[Finished],
     previous: Previous,
     settings: RunSettings,
-    merged: dict[str, str],
+    ids: Ids,
 ) -> RunOutput:
     """Gather the finished parts into the outputs, check the accounting, and set what the
-    run changed against ``previous`` (``merged``: old id → the id it was merged into)."""
+    run changed against ``previous`` (``ids``: what the identity step decided)."""
     items = sorted((i for p in parts for i in p.items), key=lambda i: i.id)
     rejects = [to_reject(rj) for r in results for rj in r.rejects]
     rejects.extend(rj for p in parts for rj in p.rejects)
@@ -200,7 +200,7 @@ def assemble(
     conflicts: list[Conflict] = [c for p in parts for c in p.conflicts]
     warnings.extend(w for p in parts for w in p.warnings)
     report = build_report(results, parts, items, topics, checks, rejects, conflicts, warnings)
-    changes = change_set(previous.items, previous.topics, items, topics, merged)
+    changes = change_set(previous.items, previous.topics, items, topics, ids.merged)
     had = previous.sequence > 0
     run = RunInfo(
         mode=settings.mode,
@@ -209,8 +209,16 @@ def assemble(
         previous_items=len(previous.items) if had else None,
         previous_topics=len(previous.topics) if had else None,
     )
-    report = report.model_copy(update={"run": run, "changes": counts(changes)})
-    return RunOutput(items, topics, sorted(rejects, key=_reject_order), report, changes)
+    decisions = sorted([*report.decisions, *ids.decisions], key=_decision_order)
+    report = report.model_copy(
+        update={"run": run, "changes": counts(changes), "decisions": decisions}
+    )
+    evidence = sorted(ids.evidence, key=lambda e: e.id)
+    return RunOutput(items, topics, sorted(rejects, key=_reject_order), report, changes, evidence)
+
+
+def _decision_order(d: Decision) -> tuple[str, str, str, str]:
+    return (d.item, d.kind, d.a.source, d.b.source)
 
 
 def _reject_order(r: Reject) -> tuple[str, int, str, str]:

@@ -33,21 +33,53 @@ class TopicGroup:
 
 @dataclass(slots=True)
 class Topics:
-    """The topics of a run: page facts (sorted), their groups, and each page's slug."""
+    """The topics of a run: page facts (sorted), their groups, and each page's slug; and
+    the pages an earlier publish kept that a newer version replaces (``--merge``)."""
 
     pages: list[PageResult] = field(default_factory=list)
     groups: dict[str, TopicGroup] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     slug_of: dict[str, str] = field(default_factory=dict)
+    superseded: set[tuple[str, str]] = field(default_factory=set)  # (file, sha256), state
+
+    def keeps(self, page: PageResult) -> bool:
+        return not (page.from_state and (page.file, page.sha256) in self.superseded)
 
 
 def topics_of(facts: list[PageResult], ctx: object = None) -> Topics:
     """Join the pages (facts only, in any order) into topics."""
-    pages = sorted(facts, key=lambda r: (r.file, r.sha256))
+    found = sorted(facts, key=lambda r: (r.file, r.sha256, r.from_state))
+    superseded = _superseded(found)
+    pages = [r for r in found if not (r.from_state and (r.file, r.sha256) in superseded)]
     warnings: list[str] = []
     groups = join_topics(pages, warnings)
     slug_of = {r.file: r.slug for r in pages if r.slug is not None}
-    return Topics(pages, groups, warnings, slug_of)
+    return Topics(pages, groups, warnings, slug_of, superseded)
+
+
+def page_identity(page: PageResult) -> str | None:
+    """What makes two versions of a page the same page: a topic page's URL (or slug), a
+    topic list's description, an item page's original title (or its summary)."""
+    if page.header is not None:
+        return f"topic-page:{page.header.url or page.header.slug or page.header.name}"
+    if page.stats is not None:
+        return f"topic-list:{page.stats.description_key}"
+    main = next((x for x in page.listings if x.role == "main"), None)
+    if main is not None:
+        return f"item-page:{match_key(main.title_original) if main.title_original else main.key}"
+    return None
+
+
+def _superseded(pages: list[PageResult]) -> set[tuple[str, str]]:
+    """Pages kept by an earlier publish that an input replaces: same file name, or the
+    same page (:func:`page_identity`) in a newer version."""
+    names = {r.file for r in pages if not r.from_state}
+    same = {r.identity for r in pages if not r.from_state and r.identity}
+    return {
+        (r.file, r.sha256)
+        for r in pages
+        if r.from_state and (r.file in names or (r.identity and r.identity in same))
+    }
 
 
 def derived_slug(text: str) -> str:

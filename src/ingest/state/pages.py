@@ -1,0 +1,136 @@
+"""The pages a publish was built from: read back for ``--merge``, written with each publish.
+
+Pages are kept by content (sha256) in pack files, ``state/pages-N.pack`` (N: the publish
+that wrote it). A publish writes only the pages no earlier pack holds and carries the
+earlier packs over by hard link; a pack less than half of which is still used is
+compacted (its live pages are written again, into the new pack).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import asdict
+from pathlib import Path
+
+from .. import SCHEMA_VERSION
+from ..errors import PublishError, UsageError
+from ..extract.discover import StoredPage
+from ..records.output import ItemEvidence, RunOutput
+from .previous import STATE, STATE_VERSION, PageRef, Previous
+
+#: Reads the bytes of an input file by the name records give it (None: not an input).
+InputReader = Callable[[str], bytes | None]
+
+
+def stored_pages(prev: Previous) -> list[StoredPage]:
+    """Every page of the previous publish, read from its packs and checked by sha256."""
+    if not prev.has_pages or prev.folder is None:
+        raise UsageError(
+            "--merge needs the pages of the previous publish, and the publish in "
+            f"{str(prev.folder)!r} has none (it is older than schema 1.1, or there is no "
+            "publish there yet): run once without --merge first"
+        )
+    out = []
+    for ref in prev.pages:
+        data = _read(prev.folder / STATE / ref.pack, ref)
+        if hashlib.sha256(data).hexdigest() != ref.sha256:
+            raise UsageError(f"the state in {str(prev.folder)!r} is damaged: {ref.file!r}")
+        crawled = dt.date.fromisoformat(ref.crawled_at) if ref.crawled_at else None
+        out.append(StoredPage(ref.file, data, crawled))
+    return out
+
+
+def _read(pack: Path, ref: PageRef) -> bytes:
+    try:
+        with open(pack, "rb") as fh:
+            fh.seek(ref.offset)
+            return fh.read(ref.size)
+    except OSError as e:
+        raise UsageError(f"cannot read the state: {str(pack)!r}: {e.strerror}") from e
+
+
+def state_files(
+    run: RunOutput, prev: Previous, read_input: InputReader
+) -> tuple[dict[str, bytes], dict[str, Path]]:
+    """The files of the new publish's ``state/`` (name → bytes), and the earlier packs it
+    carries over (name → path, to be hard-linked)."""
+    sequence = run.report.run.sequence
+    pack_name = f"pages-{sequence}.pack"
+    earlier = _live_earlier(prev, run)
+    crawled = {r.sha256 + r.file: r.crawled_at for r in prev.pages}
+    now = run.report.run.crawled_at.isoformat() if run.report.run.crawled_at else None
+    pack = bytearray()
+    refs: list[PageRef] = []
+    written: dict[str, PageRef] = {}
+    for f in run.report.files:
+        if not f.sha256:
+            continue  # never read (unreadable, not a regular file, ...)
+        ref = earlier.get(f.sha256) or written.get(f.sha256)
+        if ref is None:
+            data = _bytes_of(f.file, f.sha256, f.origin == "state", prev, read_input)
+            ref = written[f.sha256] = PageRef(f.file, f.sha256, len(data), pack_name, len(pack))
+            pack += data
+        day = crawled.get(f.sha256 + f.file) if f.origin == "state" else now
+        refs.append(PageRef(f.file, ref.sha256, ref.size, ref.pack, ref.offset, day))
+    files = {
+        f"{STATE}/manifest.json": _manifest(sequence, refs),
+        f"{STATE}/evidence.jsonl": _evidence(run.evidence),
+    }
+    if pack:
+        files[f"{STATE}/{pack_name}"] = bytes(pack)
+    assert prev.folder is not None or not earlier
+    links = {
+        f"{STATE}/{name}": (prev.folder or Path()) / STATE / name
+        for name in sorted({r.pack for r in refs} - {pack_name})
+    }
+    return files, links
+
+
+def _live_earlier(prev: Previous, run: RunOutput) -> dict[str, PageRef]:
+    """sha256 → where an earlier pack holds it, for packs at least half still in use."""
+    used = {f.sha256 for f in run.report.files if f.sha256}
+    size: dict[str, int] = {}
+    live: dict[str, int] = {}
+    by_sha: dict[str, PageRef] = {}
+    for ref in prev.pages:
+        size[ref.pack] = max(size.get(ref.pack, 0), ref.offset + ref.size)
+        if ref.sha256 in used and ref.sha256 not in by_sha:
+            by_sha[ref.sha256] = ref
+            live[ref.pack] = live.get(ref.pack, 0) + ref.size
+    keep = {p for p in size if 2 * live.get(p, 0) >= size[p]}
+    return {sha: ref for sha, ref in by_sha.items() if ref.pack in keep}
+
+
+def _bytes_of(
+    name: str, sha: str, from_state: bool, prev: Previous, read_input: InputReader
+) -> bytes:
+    """A page's bytes, from the state or its input file; never other bytes than were read."""
+    data: bytes | None
+    if from_state:
+        ref = next((r for r in prev.pages if r.sha256 == sha), None)
+        data = _read(prev.folder / STATE / ref.pack, ref) if ref and prev.folder else None
+    else:
+        data = read_input(name)
+    if data is None or hashlib.sha256(data).hexdigest() != sha:
+        raise PublishError(
+            f"input {name!r} changed while ingest ran (its bytes are not the ones parsed); "
+            "nothing was published: run again"
+        )
+    return data
+
+
+def _manifest(sequence: int, refs: Iterable[PageRef]) -> bytes:
+    doc = {
+        "state_version": STATE_VERSION,
+        "schema_version": SCHEMA_VERSION,
+        "sequence": sequence,
+        "pages": [asdict(r) for r in sorted(refs, key=lambda r: (r.file, r.sha256))],
+    }
+    return json.dumps(doc, indent=1, ensure_ascii=False).encode() + b"\n"
+
+
+def _evidence(evidence: Iterable[ItemEvidence]) -> bytes:
+    return b"".join(e.model_dump_json().encode() + b"\n" for e in evidence)
