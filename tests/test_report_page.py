@@ -89,7 +89,11 @@ def text(tag: Tag) -> str:
 
 
 def cells(row: Tag) -> dict[str, str]:
-    return {str(td["data-label"]): text(td) for td in row.find_all("td")}
+    """A table row's cells, by their column's heading."""
+    table = row.find_parent("table")
+    assert table is not None
+    heads = [text(th) for th in table.select("thead th")]
+    return dict(zip(heads, (text(td) for td in row.find_all("td")), strict=True))
 
 
 def read_back(folder: Path) -> RunOutput:
@@ -130,10 +134,9 @@ def test_hostile_texts_show_as_text(hostile: Out) -> None:
     assert excerpts == [r["excerpt"] for r in hostile.rejects]
     assert any("<script>alert(3)</script>" in e for e in excerpts)  # a listing's excerpt
     assert WHOLE_FILE.replace("\n", "\\n") in excerpts  # a whole file's excerpt
-    originals = [text(td) for td in page.select("#topics td[data-label='Original title']")]
-    assert any(o.endswith(IMG_TITLE) for o in originals)
-    zh = [text(td) for td in page.select("#topics td[data-label='Chinese title']")]
-    assert "甲 <img src=x onerror=alert(2)" in zh
+    rows = [cells(r) for r in page.select("#topics tbody tr")]
+    assert any(r["Original title"].endswith(IMG_TITLE) for r in rows)
+    assert "甲 <img src=x onerror=alert(2)" in [r["Chinese title"] for r in rows]
     assert page.select_one("#topic-alpha .name").get_text() == "阿尔法{{7*7}}"
 
 
@@ -202,13 +205,22 @@ def test_totals_are_the_reports(hostile: Out) -> None:
 
 
 def test_files_with_status_and_warnings(hostile: Out) -> None:
+    """Every file once: those not read whole or read with warnings first, then the rest."""
     page = soup(hostile.bytes_of("report.html"))
-    rows = [cells(r) for r in page.select("#files tbody tr")]
+    section = page.select_one("#files")
+    assert section is not None
+    rows = [cells(r) for r in section.select("tbody tr")]
     files = hostile.report["files"]
-    assert [r["File"] for r in rows] == [f["file"] for f in files]
-    assert [r["Status"] for r in rows] == [f["status"] for f in files]
-    assert [r["Warnings"].split(" ")[0] for r in rows] == [str(len(f["warnings"])) for f in files]
+    troubled = [f for f in files if f["status"] != "ok" or f["warnings"]]
+    clean = [f for f in files if f not in troubled]
+    assert len(troubled) == 3 and len(clean) == 4
+    assert [r["File"] for r in rows] == [f["file"] for f in troubled + clean]
+    assert [r["Status"] for r in rows] == [f["status"] for f in troubled + clean]
+    warnings = [r["Warnings"].split(" ")[0] for r in rows]
+    assert warnings == [str(len(f["warnings"])) for f in troubled + clean]
     assert {"ok", "partial", "rejected"} <= {r["Status"] for r in rows}
+    [folded] = section.select("details#clean-files")
+    assert folded.has_attr("open")  # only 4: no need to fold
 
 
 def test_topics_list_their_items_in_rank_order(hostile: Out) -> None:
@@ -241,7 +253,7 @@ def test_items_on_no_topic_are_listed_too(hostile: Out) -> None:
 
 def test_decisions_show_both_texts(hostile: Out) -> None:
     page = soup(hostile.bytes_of("report.html"))
-    articles = page.select("#decisions article.decision")
+    articles = page.select("#decision-list article.decision")
     decisions = hostile.report["decisions"]
     assert sorted(d["kind"] for d in decisions) == ["near-duplicate", "order"]
     assert len(articles) == len(decisions)
@@ -251,8 +263,34 @@ def test_decisions_show_both_texts(hostile: Out) -> None:
             assert text(side.select_one(".side-title")) == want["title"]
             assert want["summary_zh"] in text(side) and want["source"] in text(side)
         assert d["item"] in text(art.h3) and d["kind"] in text(art.h3)
-    conflicts = page.select("#decisions table tbody tr")
+    summary = text(page.select_one("#decision-list > summary"))
+    assert summary == "2 decisions: near-duplicate 1, order 1"
+    conflicts = page.select("#conflict-list tbody tr")
     assert len(conflicts) == len(hostile.report["conflicts"]) > 0
+    for row, c in zip(conflicts, hostile.report["conflicts"], strict=True):
+        got = cells(row)
+        assert (got["Field"], got["Chosen"]) == (c["field"], c["chosen"])
+        assert all(v["value"] in got["Values seen"] for v in c["values"])
+
+
+def test_long_lists_start_folded(hostile: Out) -> None:
+    """A large crawl: thousands of clean files, decisions and conflicts start folded, so
+    the page opens on the files and rejects that need a look."""
+    run = read_back(hostile.folder)
+    report = run.report
+    many = {
+        "files": report.files * 20,
+        "decisions": report.decisions * 30,
+        "conflicts": report.conflicts * 20,
+    }
+    run.report = report.model_copy(update=many)
+    page = soup(render_page(run))
+    for block in ("clean-files", "decision-list", "conflict-list"):
+        [folded] = page.select(f"details#{block}")
+        assert not folded.has_attr("open"), block
+    assert text(page.select_one("#decision-list > summary")) == (
+        "60 decisions: near-duplicate 30, order 30"
+    )
 
 
 def test_first_run_changes_are_counted_and_folded(hostile: Out) -> None:

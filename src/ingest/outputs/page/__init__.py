@@ -21,7 +21,7 @@ from markupsafe import Markup
 from ... import SCHEMA_VERSION, __version__
 from ...records.output import RunOutput
 from .chart import build_chart
-from .view import build_view, safe_href
+from .view import FOLD_OVER, build_view, safe_href
 
 __all__ = ["render_page"]
 
@@ -30,15 +30,18 @@ def render_page(run: RunOutput) -> bytes:
     """The bytes of ``report.html`` for ``run``."""
     view = build_view(run)
     css = style()
-    template = environment().get_template("report.html.j2")
-    html = template.render(
+    env = environment()
+    item_cells = env.get_template("_item.html.j2").module.item_cells  # type: ignore[attr-defined]
+    html = env.get_template("report.html.j2").render(
         view=view,
+        cells={i.id: item_cells(i) for i in run.items},
         report=run.report,
         chart=build_chart(view.topics),
         css=Markup(css),  # our own file, not run data
         csp=content_security_policy(css),
         schema_version=SCHEMA_VERSION,
         version=__version__,
+        fold_over=FOLD_OVER,
     )
     return html.encode("utf-8")
 

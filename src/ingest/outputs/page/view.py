@@ -7,15 +7,17 @@ the same run gives the same page, byte for byte. Texts stay raw: the templates e
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ...records.output import Change, Item, Reject, RunOutput, Topic, TopicCheck
+from ...records.output import Change, FileReport, Item, RunOutput, Topic, TopicCheck
 
 #: Levels in the order the page shows them; ``None`` (a list-only entry) last.
 LEVELS: tuple[str | None, ...] = ("beginner", "intermediate", "advanced", None)
 OPS = ("added", "changed", "removed", "merged")
-#: Change groups with more entries than this start folded (a first run adds everything).
-OPEN_CHANGES_UP_TO = 50
+#: Lists longer than this start folded (a first run adds everything; a large crawl has
+#: thousands of files and decisions), so the page opens on what needs a look.
+FOLD_OVER = 50
 #: Topic sections start unfolded only in runs with at most this many topics.
 OPEN_TOPICS_UP_TO = 3
 
@@ -53,17 +55,21 @@ class ChangeGroup:
 
     @property
     def open(self) -> bool:
-        return self.op != "added" and len(self.changes) <= OPEN_CHANGES_UP_TO
+        return self.op != "added" and len(self.changes) <= FOLD_OVER
 
 
 @dataclass(frozen=True, slots=True)
 class View:
     run: RunOutput
+    troubled_files: list[FileReport]
+    clean_files: list[FileReport]
     topics: list[TopicView]
     unlisted: list[ItemRow]
     changes: list[ChangeGroup]
     totals: list[tuple[str, int]]
     reject_reasons: list[tuple[str, int]]
+    decision_kinds: list[tuple[str, int]]
+    conflict_fields: list[tuple[str, int]]
     titles: dict[str, str]
     slugs: frozenset[str]
     open_topics: bool
@@ -75,13 +81,18 @@ def build_view(run: RunOutput) -> View:
     checks = {c.slug: c for c in run.report.consistency}
     seen: set[str] = set()
     topics = [topic_view(t, items, checks.get(t.slug), seen) for t in run.topics]
+    files = run.report.files
     return View(
         run=run,
+        troubled_files=[f for f in files if troubled(f)],
+        clean_files=[f for f in files if not troubled(f)],
         topics=topics,
         unlisted=[ItemRow(None, None, None, i, True) for i in run.items if i.id not in seen],
         changes=change_groups(run.changes),
         totals=[(k.replace("_", " "), v) for k, v in run.report.totals.model_dump().items()],
-        reject_reasons=reason_counts(run.rejects),
+        reject_reasons=tally(r.reason for r in run.rejects),
+        decision_kinds=tally(d.kind for d in run.report.decisions),
+        conflict_fields=tally(c.field for c in run.report.conflicts),
         titles={i.id: display_title(i) for i in run.items},
         slugs=frozenset(t.slug for t in run.topics),
         open_topics=len(run.topics) <= OPEN_TOPICS_UP_TO,
@@ -110,6 +121,11 @@ def item_row(slug: str, item: Item, *, anchor: bool) -> ItemRow:
     return ItemRow(None, None, None, item, anchor)
 
 
+def troubled(f: FileReport) -> bool:
+    """A file that needs a look: not read whole, or read with warnings."""
+    return f.status != "ok" or bool(f.warnings)
+
+
 def change_groups(changes: list[Change]) -> list[ChangeGroup]:
     """Changes grouped by entity (topics first: fewer, weightier) then by op."""
     out = []
@@ -121,10 +137,13 @@ def change_groups(changes: list[Change]) -> list[ChangeGroup]:
     return out
 
 
-def reason_counts(rejects: list[Reject]) -> list[tuple[str, int]]:
-    """(reason, count), most frequent first, then by name."""
-    counts = Counter(r.reason for r in rejects)
-    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+def tally(values: Iterable[str]) -> list[tuple[str, int]]:
+    """(value, count), most frequent first, then by value.
+
+    >>> tally(["b", "a", "b", "c"])
+    [('b', 2), ('a', 1), ('c', 1)]
+    """
+    return sorted(Counter(values).items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def display_title(item: Item) -> str:
