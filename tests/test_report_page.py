@@ -339,7 +339,7 @@ def test_changes_of_every_kind_are_listed(hostile: Out) -> None:
     assert all(g.has_attr("open") for g in groups)
     lines = [" ".join(g.li.get_text().split()) for g in groups]
     assert lines[0] == "gone-topic"
-    assert lines[1].startswith(keep) and lines[1].endswith(": summary_zh, title_zh")
+    assert lines[1].startswith(keep) and lines[1].endswith(" · fields: summary_zh, title_zh")
     assert lines[2] == "fedcba9876543210"
     assert lines[3].startswith("0123456789abcdef → merged into " + keep)
     assert groups[3].select("a")[-1]["href"] == f"#item-{keep}"
