@@ -13,7 +13,7 @@ from .render import render
 
 
 class FolderWriter:
-    """Publishes ``items.jsonl``, ``topics.jsonl``, ``rejects.jsonl`` and ``report.json``."""
+    """Publishes every file ``render`` makes (the JSONL files, ``report.html``, ``report.json``)."""
 
     def __init__(self, out_dir: Path) -> None:
         self.out_dir = out_dir

@@ -31,6 +31,7 @@ def render_page(run: RunOutput) -> bytes:
     view = build_view(run)
     css = style()
     env = environment()
+    # An item's own cells, rendered once: a large run lists each item on about 8 topics.
     item_cells = env.get_template("_item.html.j2").module.item_cells  # type: ignore[attr-defined]
     html = env.get_template("report.html.j2").render(
         view=view,
