@@ -3,8 +3,9 @@
     python bench/stages.py bench/corpus/25MB-seed0/dumps
 
 Loops over the same list of steps both engines run (``ingest.steps.STEPS``) on the local
-engine with one process, then renders the output, and prints each step's seconds and
-share. Generate a corpus first with bench/gen_corpus.py (or run bench/bench.py, which does).
+engine with one process, then renders the output (the JSON files and report.html, each
+timed), and prints each step's seconds and share. Generate a corpus first with
+bench/gen_corpus.py (or run bench/bench.py, which does).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from ingest.engines.local import LocalEngine, few_collections
 from ingest.extract.discover import InputFile, collect_inputs
 from ingest.extract.pages import parse_bytes
+from ingest.outputs.page import render_page
 from ingest.outputs.render import render
 from ingest.steps import Step, run_steps
 
@@ -37,15 +39,18 @@ def main(argv: list[str] | None = None) -> int:
         ctx = run_steps(LocalEngine(args.jobs), inputs, on_step=timed)
         assert ctx.output is not None
         t = time.perf_counter()
-        render(ctx.output)
-        times["render JSON"] = time.perf_counter() - t
+        page = render_page(ctx.output)
+        times["render report.html"] = time.perf_counter() - t
+        t = time.perf_counter()
+        render(ctx.output)  # all files, the page included: its time is taken out below
+        times["render JSON"] = time.perf_counter() - t - times["render report.html"]
     total = sum(times.values())
     for name, seconds in times.items():
         print(f"{seconds:8.2f} s {100 * seconds / total:5.1f} %  {name}")
     totals = ctx.output.report.totals
     print(
         f"{total:8.2f} s in all: {totals.listings} listings, {totals.items} items, "
-        f"{len(ctx.langs)} distinct original titles"
+        f"{len(ctx.langs)} distinct original titles; report.html {len(page):,} bytes"
     )
     per_kind(inputs)
     return 0

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import ROOT, SEEDS, run_subprocess
 
-NAMES = ("items.jsonl", "topics.jsonl", "rejects.jsonl", "changes.jsonl")
+NAMES = ("items.jsonl", "topics.jsonl", "rejects.jsonl", "changes.jsonl", "report.html")
 
 
 def _report(out: Any) -> dict[str, Any]:

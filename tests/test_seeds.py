@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import ITEM_PAGE, SEEDS, TOPIC_LIST, TOPIC_PAGE, Out, run_subprocess
-from regen_golden import normalized_report
+from regen_golden import COPIED, normalized_report
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -121,8 +121,7 @@ def test_footer_not_in_last_summary(full: Out) -> None:
 
 
 def _normalized(out: Out) -> dict[str, bytes]:
-    names = ("items.jsonl", "topics.jsonl", "rejects.jsonl", "changes.jsonl")
-    files = {n: out.bytes_of(n) for n in names}
+    files = {n: out.bytes_of(n) for n in COPIED}
     files["report.json"] = normalized_report(out.bytes_of("report.json"))
     return files
 

@@ -22,6 +22,8 @@ FILES: dict[str, type[BaseModel]] = {
     "changes.jsonl": Change,
     "report.json": Report,
 }
+#: The run report as a web page: no schema, but part of every publish.
+PAGE = "report.html"
 SCHEMA_NAMES: dict[str, type[BaseModel]] = {
     "item": Item,
     "topic": Topic,
@@ -58,6 +60,8 @@ def validate_dir(folder: Path) -> list[str]:
             for err in validator.iter_errors(doc):
                 loc = "/".join(str(p) for p in err.absolute_path) or "(record)"
                 problems.append(f"{path}: record {n}: {loc}: {err.message}")
+    if not (folder / PAGE).is_file():
+        problems.append(f"{folder / PAGE}: missing")
     if not problems:
         problems.extend(_cross_checks(folder, docs))
     return problems

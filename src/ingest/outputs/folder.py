@@ -23,7 +23,8 @@ from .render import render
 
 
 class FolderWriter:
-    """Publishes the outputs, ``.ingest`` and ``state/`` into ``out_dir``."""
+    """Publishes every file ``render`` makes (the JSONL files, ``report.html``,
+    ``report.json``), ``.ingest`` and ``state/`` into ``out_dir``."""
 
     def __init__(self, out_dir: Path) -> None:
         self.out_dir = out_dir

@@ -2,11 +2,13 @@
 
 Everything but ``report.json``'s ``timing`` is a pure function of the inputs: records are
 sorted by a stable key and serialised with a fixed field order, UTF-8, not ASCII-escaped.
+``report.html`` (the page for the curator) leaves the timing out, so it is stable too.
 """
 
 from __future__ import annotations
 
 from ..records.output import Change, Item, Reject, RunOutput, Topic
+from .page import render_page
 
 
 def render(out: RunOutput) -> dict[str, bytes]:
@@ -16,6 +18,7 @@ def render(out: RunOutput) -> dict[str, bytes]:
         "topics.jsonl": _jsonl(out.topics),
         "rejects.jsonl": _jsonl(out.rejects),
         "changes.jsonl": _jsonl(out.changes),
+        "report.html": render_page(out),
         "report.json": out.report.model_dump_json(indent=2).encode() + b"\n",
     }
 

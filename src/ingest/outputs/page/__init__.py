@@ -1,0 +1,75 @@
+"""The run report as one self-contained web page (``report.html``) for the curator.
+
+One HTML file with its CSS inline and no script: nothing on it loads anything (a
+Content-Security-Policy of ``default-src 'none'`` plus the hash of the page's own style
+says so to the browser too, so even a text that escaped its escaping could neither run
+nor fetch). Jinja2 renders it with autoescape on for every template, so every text of
+the run is shown as text. No clock is read and the report's timing is left out: the
+same run gives the same bytes (``tests/golden/report.html``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from functools import cache
+from importlib.resources import files
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from ... import SCHEMA_VERSION, __version__
+from ...records.output import RunOutput
+from .chart import build_chart
+from .view import FOLD_OVER, build_view, safe_href
+
+__all__ = ["render_page"]
+
+
+def render_page(run: RunOutput) -> bytes:
+    """The bytes of ``report.html`` for ``run``."""
+    view = build_view(run)
+    css = style()
+    env = environment()
+    # An item's own cells, rendered once: a large run lists each item on about 8 topics.
+    item_cells = env.get_template("_item.html.j2").module.item_cells  # type: ignore[attr-defined]
+    html = env.get_template("report.html.j2").render(
+        view=view,
+        cells={i.id: item_cells(i) for i in run.items},
+        report=run.report,
+        chart=build_chart(view.topics),
+        css=Markup(css),  # our own file, not run data
+        csp=content_security_policy(css),
+        schema_version=SCHEMA_VERSION,
+        version=__version__,
+        fold_over=FOLD_OVER,
+    )
+    return html.encode("utf-8")
+
+
+@cache
+def environment() -> Environment:
+    """Jinja2 with autoescape on for every template (not by file name) and undefined
+    names an error, so a template typo fails the tests instead of printing nothing."""
+    env = Environment(
+        loader=PackageLoader("ingest.outputs.page", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["href"] = safe_href
+    return env
+
+
+@cache
+def style() -> str:
+    """The page's CSS (``report.css``), inlined into its ``<style>`` element."""
+    return files(__name__).joinpath("report.css").read_text(encoding="utf-8")
+
+
+def content_security_policy(css: str) -> str:
+    """Nothing may load or run; only the page's own style, pinned by its hash, applies."""
+    digest = base64.b64encode(hashlib.sha256(css.encode("utf-8")).digest()).decode("ascii")
+    return f"default-src 'none'; style-src 'sha256-{digest}'; base-uri 'none'; form-action 'none'"
