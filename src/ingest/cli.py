@@ -130,6 +130,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--write", action="store_true", help="write them into --dir")
     s.add_argument("--dir", default="schemas/", metavar="DIR", help="default: schemas/")
     s.set_defaults(func=_cmd_schema)
+    _add_publish(sub)
     return p
 
 
@@ -238,6 +239,47 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     for name, data in generated.items():
         atomic_write_bytes(folder / name, data)
         print(f"wrote {folder / name}")
+    return 0
+
+
+PUBLISH_HELP = """\
+Load the publish in DIR (default: out/) into the database a site reads, in one
+transaction: rows are added, updated and deleted by comparing the database with DIR, so
+readers see the previous publish or this one, a database several runs behind catches up,
+and publishing the same DIR again changes nothing. An older database schema is migrated;
+a newer one, or a database that is not ingest's, is refused (exit 2, nothing written).
+
+--db URL:
+  sqlite:///PATH                     a file (relative: sqlite:///out.sqlite; absolute:
+                                     sqlite:////srv/site/ingest.sqlite)
+  postgresql://USER@HOST:PORT/DB     an existing PostgreSQL database (psycopg 3)
+Without --db: sqlite:/// a file beside DIR named after it, out/ -> ./out.sqlite (never
+inside DIR, which each run replaces).
+"""
+
+
+def _add_publish(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "publish",
+        help="load an output folder into SQLite or PostgreSQL",
+        description=PUBLISH_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("dir", nargs="?", default="out/", metavar="DIR", help="default: out/")
+    p.add_argument("--db", metavar="URL", help="default: sqlite:///DIR.sqlite beside DIR")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success")
+    p.set_defaults(func=_cmd_publish)
+
+
+def _cmd_publish(args: argparse.Namespace) -> int:
+    from .outputs.database import DatabaseWriter, default_url
+    from .outputs.published import load_publish
+
+    folder = Path(args.dir)
+    with DatabaseWriter(args.db or default_url(folder)) as writer:
+        writer.write(load_publish(folder))
+    if not args.quiet:
+        print(writer.summary(folder))
     return 0
 
 
