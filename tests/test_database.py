@@ -10,7 +10,6 @@ JSONL, field by field.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,12 +18,23 @@ from typing import Any
 import pytest
 
 from conftest import SEEDS
-from dbtest import BACKENDS, Json, database_url, derive, lines, pg_database, rows, snapshot
+from dbtest import (
+    BACKENDS,
+    NEW_ID,
+    Json,
+    assert_rows_equal_jsonl,
+    database_url,
+    derive,
+    edit_b,
+    edit_c,
+    lines,
+    pg_database,
+    rows,
+    snapshot,
+)
 from ingest.cli import main
 from ingest.records.output import Item, Topic
 from ingest.state.changes import change_set
-
-NEW_ID = "zz0000000000new"
 
 
 @pytest.fixture
@@ -42,109 +52,12 @@ def publish(folder: Path, url: str) -> int:
     return main(["publish", str(folder), "--db", url])
 
 
-def _plain_ids(items: list[Json]) -> list[str]:
-    """Items no related list names and with none of their own, in id order."""
-    named = {r for d in items for r in d["related"]}
-    return sorted(
-        d["id"] for d in items if d["topics"] and not d["related"] and d["id"] not in named
-    )
-
-
-def edit_b(items: list[Json], topics: list[Json]) -> dict[str, str]:
-    by_id = {d["id"]: d for d in items}
-    a, b, c, estimate, gone, merged_away = _plain_ids(items)[:6]
-    by_id[a]["summary_zh"] += "（改写）"
-    by_id[b]["title_zh"] = "新的标题"
-    by_id[c]["sources"][0]["line"] += 1000
-    by_id[estimate]["published_estimate"] = {"earliest": "2025-06-01", "latest": "2025-07-31"}
-    for old in (gone, merged_away):
-        items.remove(by_id[old])
-        for t in topics:
-            t["items"] = [i for i in t["items"] if i != old]
-    topic = topics[0]
-    member = {"slug": topic["slug"], "rank": None, "level": None, "level_label": None}
-    items.append({**by_id[a], "id": NEW_ID, "summary_zh": "新条目", "topics": [member]})
-    topic["items"].append(NEW_ID)
-    topic["description"] = "新的描述"
-    return {merged_away: a}
-
-
-def edit_c(items: list[Json], topics: list[Json]) -> dict[str, str]:
-    by_id = {d["id"]: d for d in items}
-    kind, gone = [i for i in _plain_ids(items) if i != NEW_ID][-2:]
-    by_id[kind]["kind_label"] = "视频"
-    items.remove(by_id[gone])
-    topics[0]["items"].remove(gone)
-    topics[0]["order_note"] = None
-    return {}
-
-
 @pytest.fixture
 def folders(ingest: Any, tmp_path: Path) -> tuple[Path, Path, Path]:
     a = ingest(SEEDS).folder
     b = derive(a, tmp_path / "b", edit_b)
     c = derive(b, tmp_path / "c", edit_c)
     return a, b, c
-
-
-# --- the rows, read back with plain SQL ----------------------------------------------------
-
-
-def items_in_db(url: str) -> dict[str, Json]:
-    out: dict[str, Json] = {}
-    for row in rows(url, "SELECT * FROM items"):
-        earliest, latest = row.pop("published_earliest"), row.pop("published_latest")
-        row["digest"] = row.pop("digest")
-        est = None if earliest is None else {"earliest": earliest, "latest": latest}
-        out[row["id"]] = {**row, "published_estimate": est, "topics": [], "related": []}
-        out[row["id"]]["sources"] = []
-    for row in rows(url, "SELECT * FROM item_topics ORDER BY item_id, slug"):
-        member = {k: row[k] for k in ("slug", "rank", "level", "level_label")}
-        out[row["item_id"]]["topics"].append(member)
-    for row in rows(url, "SELECT * FROM related ORDER BY item_id, position"):
-        out[row["item_id"]]["related"].append(row["related_id"])
-    for row in rows(url, "SELECT * FROM sources ORDER BY item_id, position"):
-        out[row.pop("item_id")]["sources"].append(_source(row))
-    return out
-
-
-def topics_in_db(url: str) -> dict[str, Json]:
-    out: dict[str, Json] = {}
-    for row in rows(url, "SELECT * FROM topics"):
-        site = None
-        if row["site_name"] is not None or row["site_url"] is not None:
-            site = {"name": row.pop("site_name"), "url": row.pop("site_url")}
-        levels = row.pop("declared_levels")
-        declared = None if levels is None else {"count": row["declared_count"]}
-        if declared is not None:
-            declared["levels"] = json.loads(levels)
-        row = {k: v for k, v in row.items() if k not in ("site_name", "site_url", "declared_count")}
-        out[row["slug"]] = {**row, "site": site, "declared": declared, "items": [], "sources": []}
-    for row in rows(url, "SELECT slug, item_id FROM item_topics ORDER BY slug, position"):
-        out[row["slug"]]["items"].append(row["item_id"])
-    for row in rows(url, "SELECT * FROM topic_sources ORDER BY slug, position"):
-        out[row.pop("slug")]["sources"].append(_source(row))
-    return out
-
-
-def _source(row: Json) -> Json:
-    return {k: row[k] for k in ("file", "sha256", "format", "locator", "byte_offset", "line")}
-
-
-def assert_rows_equal_jsonl(url: str, folder: Path) -> None:
-    for name, in_db, key in (
-        ("items.jsonl", items_in_db(url), "id"),
-        ("topics.jsonl", topics_in_db(url), "slug"),
-    ):
-        raw = (folder / name).read_bytes().splitlines()
-        records = [json.loads(x) for x in raw]
-        assert sorted(in_db) == sorted(r[key] for r in records), name
-        for line, record in zip(raw, records, strict=True):
-            row = in_db[record[key]]
-            assert row.pop("digest") == hashlib.sha256(line).hexdigest(), record[key]
-            assert sorted(row) == sorted(record), (name, record[key])
-            for field, value in record.items():
-                assert row[field] == value, (name, record[key], field)
 
 
 def test_every_row_equals_the_jsonl_field_by_field(db_url: str, folders: Any) -> None:
