@@ -54,7 +54,7 @@ def pg_database() -> Iterator[str]:
         _admin(f'CREATE DATABASE "{name}"')
     except Exception as e:
         reason = (
-            f"no PostgreSQL server at {pg_server().render_as_string(hide_password=True)} "
+            f"no PostgreSQL server at {pg_server().set(drivername='postgresql')!r} "
             f"({type(e).__name__}); set {PG_ENV}=postgresql://USER@HOST:PORT/DB to a server "
             "where USER may create databases"
         )
