@@ -93,35 +93,52 @@ def _changed(
     return out
 
 
-def apply(conn: Connection, folder: Folder, items: Delta, topics: Delta) -> None:
+@dataclass(slots=True)
+class Writes:
+    """Statements against one connection, and how many rows they wrote."""
+
+    conn: Connection
+    inserted: int = 0
+    updated: int = 0
+    deleted: int = 0
+
+    def insert(self, table: Any, rows: Iterable[r.Row]) -> None:
+        batch = list(rows)
+        if batch:
+            self.conn.execute(table.insert(), batch)
+            self.inserted += len(batch)
+
+    def update(self, table: Any, key: str, rows: list[r.Row]) -> None:
+        """``UPDATE table SET <every other column> WHERE key = :_key``, once per row."""
+        if rows:
+            stmt = update(table).where(table.c[key] == bindparam("_key"))
+            params = [{"_key": x[key], **{k: v for k, v in x.items() if k != key}} for x in rows]
+            self.conn.execute(stmt, params)
+            self.updated += len(rows)
+
+    def delete(self, table: Any, key: Any, keys: Sequence[str]) -> None:
+        for part in readback.chunks(keys):
+            self.deleted += self.conn.execute(delete(table).where(key.in_(part))).rowcount
+
+
+def apply(conn: Connection, folder: Folder, items: Delta, topics: Delta) -> Writes:
     """Delete the rows of removed and changed records (children first), then write the
-    rows of added and changed ones (parents first)."""
+    rows of added and changed ones (parents first). A topic's positions belong to it, an
+    item's rank and level to the item: membership rows go when either side changes."""
+    w = Writes(conn)
     gone_items = items.changed + items.removed
     gone_topics = topics.changed + topics.removed
-    _delete(conn, t.related, t.related.c.item_id, gone_items)
-    _delete(conn, t.sources, t.sources.c.item_id, gone_items)
-    _delete(conn, t.topic_sources, t.topic_sources.c.slug, gone_topics)
-    _delete_memberships(conn, gone_items, gone_topics)
-    _delete(conn, t.items, t.items.c.id, items.removed)
-    _delete(conn, t.topics, t.topics.c.slug, topics.removed)
-    _write_topics(conn, folder, topics)
-    _write_items(conn, folder, items)
-    _insert(conn, t.item_topics, _memberships(folder, items, topics))
-
-
-def _delete(conn: Connection, table: Any, key: Any, keys: Sequence[str]) -> None:
-    for part in readback.chunks(keys):
-        conn.execute(delete(table).where(key.in_(part)))
-
-
-def _delete_memberships(conn: Connection, items: Sequence[str], topics: Sequence[str]) -> None:
-    """A topic's positions belong to it, an item's rank and level to the item: the rows
-    go when either side changes."""
-    c = t.item_topics.c
-    for part in readback.chunks(items):
-        conn.execute(delete(t.item_topics).where(c.item_id.in_(part)))
-    for part in readback.chunks(topics):
-        conn.execute(delete(t.item_topics).where(c.slug.in_(part)))
+    w.delete(t.related, t.related.c.item_id, gone_items)
+    w.delete(t.sources, t.sources.c.item_id, gone_items)
+    w.delete(t.topic_sources, t.topic_sources.c.slug, gone_topics)
+    w.delete(t.item_topics, t.item_topics.c.item_id, gone_items)
+    w.delete(t.item_topics, t.item_topics.c.slug, gone_topics)
+    w.delete(t.items, t.items.c.id, items.removed)
+    w.delete(t.topics, t.topics.c.slug, topics.removed)
+    _write_topics(w, folder, topics)
+    _write_items(w, folder, items)
+    w.insert(t.item_topics, _memberships(folder, items, topics))
+    return w
 
 
 def _memberships(folder: Folder, items: Delta, topics: Delta) -> list[r.Row]:
@@ -139,39 +156,24 @@ def _memberships(folder: Folder, items: Delta, topics: Delta) -> list[r.Row]:
     return out
 
 
-def _write_topics(conn: Connection, folder: Folder, d: Delta) -> None:
+def _write_topics(w: Writes, folder: Folder, d: Delta) -> None:
     def row(slug: str) -> r.Row:
         return r.topic_row(folder.topics[slug], folder.topic_digests[slug])
 
-    _insert(conn, t.topics, [row(k) for k in d.added])
-    _update(conn, t.topics, "slug", [row(k) for k in d.changed])
-    sources = [
-        s for k in d.added + d.changed for s in r.source_rows("slug", k, folder.topics[k].sources)
-    ]
-    _insert(conn, t.topic_sources, sources)
+    w.insert(t.topics, [row(k) for k in d.added])
+    w.update(t.topics, "slug", [row(k) for k in d.changed])
+    fresh = [folder.topics[k] for k in d.added + d.changed]
+    w.insert(
+        t.topic_sources, [x for tp in fresh for x in r.source_rows("slug", tp.slug, tp.sources)]
+    )
 
 
-def _write_items(conn: Connection, folder: Folder, d: Delta) -> None:
+def _write_items(w: Writes, folder: Folder, d: Delta) -> None:
     def row(item_id: str) -> r.Row:
         return r.item_row(folder.items[item_id], folder.item_digests[item_id])
 
-    _insert(conn, t.items, [row(k) for k in d.added])
-    _update(conn, t.items, "id", [row(k) for k in d.changed])
+    w.insert(t.items, [row(k) for k in d.added])
+    w.update(t.items, "id", [row(k) for k in d.changed])
     fresh = [folder.items[k] for k in d.added + d.changed]
-    _insert(conn, t.related, [x for item in fresh for x in r.related_rows(item)])
-    _insert(conn, t.sources, [x for i in fresh for x in r.source_rows("item_id", i.id, i.sources)])
-
-
-def _insert(conn: Connection, table: Any, rows: Iterable[r.Row]) -> None:
-    batch = list(rows)
-    if batch:
-        conn.execute(table.insert(), batch)
-
-
-def _update(conn: Connection, table: Any, key: str, rows: list[r.Row]) -> None:
-    """``UPDATE table SET <every other column> WHERE key = :_key``, once per row."""
-    if not rows:
-        return
-    stmt = update(table).where(table.c[key] == bindparam("_key"))
-    params = [{"_key": row[key], **{k: v for k, v in row.items() if k != key}} for row in rows]
-    conn.execute(stmt, params)
+    w.insert(t.related, [x for item in fresh for x in r.related_rows(item)])
+    w.insert(t.sources, [x for i in fresh for x in r.source_rows("item_id", i.id, i.sources)])

@@ -49,6 +49,9 @@ class Outcome:
     publish_id: int | None = None  # None: the database already held this publish
     log: list[Change] = field(default_factory=list)
     rows_written: bool = False
+    inserted: int = 0  # rows, all tables but publishes and changes
+    updated: int = 0
+    deleted: int = 0
     created: bool = False
     migrated_from: int | None = None
 
@@ -118,7 +121,11 @@ class DatabaseWriter:
             for name, c in (("items", n.items), ("topics", n.topics))
         )
         note = f" ({', '.join(notes)})" if notes else ""
-        return f"published {folder} into {self.where} as publish {o.publish_id}{note}: {tally}"
+        written = f"rows {o.inserted} inserted, {o.updated} updated, {o.deleted} deleted"
+        return (
+            f"published {folder} into {self.where} as publish {o.publish_id}{note}: "
+            f"{tally}; {written}"
+        )
 
     def _publish(self, conn: Connection, run: RunOutput, folder: Folder, digest: str) -> Outcome:
         outcome = Outcome()
@@ -135,7 +142,8 @@ class DatabaseWriter:
         if not outcome.rows_written and _latest_digest(conn) == digest:
             return outcome
         outcome.log = change_log(conn, folder, items, topics)
-        apply(conn, folder, items, topics)
+        w = apply(conn, folder, items, topics)
+        outcome.inserted, outcome.updated, outcome.deleted = w.inserted, w.updated, w.deleted
         outcome.publish_id = self._record(conn, run, outcome.log, digest)
         return outcome
 
