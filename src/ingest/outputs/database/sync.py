@@ -9,6 +9,7 @@ its list rows (topics, related, sources) replaced; nothing is dropped and recrea
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -53,10 +54,12 @@ def stored_digests(conn: Connection) -> tuple[dict[str, str], dict[str, str]]:
 
 @dataclass(slots=True)
 class Folder:
-    """A run's records with their digests, keyed for lookup."""
+    """A run's records with their lines in the folder and the lines' digests, keyed."""
 
     items: dict[str, Item]
     topics: dict[str, Topic]
+    item_lines: dict[str, bytes]
+    topic_lines: dict[str, bytes]
     item_digests: dict[str, str]
     topic_digests: dict[str, str]
     merged: dict[str, str]  # old id → the id it was merged into, from changes.jsonl
@@ -68,9 +71,9 @@ def change_log(conn: Connection, folder: Folder, items: Delta, topics: Delta) ->
     log = _log("item", items, folder.merged)
     log += _log("topic", topics, {})
     old_i = readback.old_items(conn, items.changed)
-    log += _changed("item", old_i, {k: folder.items[k].model_dump(mode="json") for k in old_i})
+    log += _changed("item", old_i, {k: json.loads(folder.item_lines[k]) for k in old_i})
     old_t = readback.old_topics(conn, topics.changed)
-    log += _changed("topic", old_t, {k: folder.topics[k].model_dump(mode="json") for k in old_t})
+    log += _changed("topic", old_t, {k: json.loads(folder.topic_lines[k]) for k in old_t})
     return sorted(log, key=lambda c: (c.entity, c.op, c.id))
 
 
@@ -148,11 +151,11 @@ def _memberships(folder: Folder, items: Delta, topics: Delta) -> list[r.Row]:
         touched.update(folder.topics[slug].items)
     positions = r.topic_positions(folder.topics.values())
     wanted = {*topics.added, *topics.changed}
+    fresh = {*items.added, *items.changed}
     out = []
     for item_id in sorted(touched):
         rows = r.item_topic_rows(folder.items[item_id], positions)
-        fresh = item_id in items.added or item_id in items.changed
-        out += [row for row in rows if fresh or row["slug"] in wanted]
+        out += [row for row in rows if item_id in fresh or row["slug"] in wanted]
     return out
 
 

@@ -171,13 +171,19 @@ class DatabaseWriter:
 
 
 def _folder(run: RunOutput, files: dict[str, bytes]) -> Folder:
-    item_lines = files["items.jsonl"].splitlines()
-    topic_lines = files["topics.jsonl"].splitlines()
+    item_lines = dict(
+        zip((i.id for i in run.items), files["items.jsonl"].splitlines(), strict=True)
+    )
+    topic_lines = dict(
+        zip((tp.slug for tp in run.topics), files["topics.jsonl"].splitlines(), strict=True)
+    )
     return Folder(
         items={i.id: i for i in run.items},
         topics={tp.slug: tp for tp in run.topics},
-        item_digests={i.id: digest(x) for i, x in zip(run.items, item_lines, strict=True)},
-        topic_digests={tp.slug: digest(x) for tp, x in zip(run.topics, topic_lines, strict=True)},
+        item_lines=item_lines,
+        topic_lines=topic_lines,
+        item_digests={k: digest(x) for k, x in item_lines.items()},
+        topic_digests={k: digest(x) for k, x in topic_lines.items()},
         merged={c.id: c.into for c in run.changes if c.op == "merged" and c.into is not None},
     )
 
