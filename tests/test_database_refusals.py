@@ -83,10 +83,11 @@ def test_wrong_urls_and_refused_connections(
         ("sqlite://", "names no database file"),
         (f"sqlite:///{tmp_path}/missing/site.sqlite", "missing"),
         (f"sqlite:///{tmp_path}", "is not a file"),
-        (f"postgresql://postgres@127.0.0.1:{free_port()}/test", "refused"),
+        (f"postgresql://postgres:s3cret@127.0.0.1:{free_port()}/test", "refused"),
     ]
     for url, words in cases:
-        refused([str(seeds_out), "--db", url], capsys, words)
+        err = refused([str(seeds_out), "--db", url], capsys, words)
+        assert "s3cret" not in err
     assert sorted(tmp_path.iterdir()) == before
 
 
