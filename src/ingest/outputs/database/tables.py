@@ -154,6 +154,3 @@ changes = Table(
     Column("fields", Text, nullable=False, comment="JSON array of the changed fields"),
     Column("into_id", Text, comment="the surviving id, for op 'merged'"),
 )
-
-#: Children first: the order rows are deleted in (and the reverse, created in).
-RECORD_TABLES = (related, item_topics, sources, topic_sources, items, topics)

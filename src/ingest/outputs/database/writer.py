@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,18 +55,13 @@ class Outcome:
     migrated_from: int | None = None
 
 
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class DatabaseWriter:
     """Publishes a run into the database at ``url`` (``sqlite:///PATH``, ``postgresql://``)."""
 
-    def __init__(self, url: str, now: Callable[[], datetime] = utc_now) -> None:
+    def __init__(self, url: str) -> None:
         self.url = parse_url(url)
         self.where = shown(self.url)
         self.outcome = Outcome()
-        self._now = now
         self._engine: Engine | None = None
 
     def __enter__(self) -> Self:
@@ -150,7 +144,7 @@ class DatabaseWriter:
     def _record(self, conn: Connection, run: RunOutput, log: list[Change], digest: str) -> int:
         info, n = run.report.run, counts(log)
         row = {
-            "published_at": self._now(),
+            "published_at": datetime.now(UTC),
             "sequence": info.sequence,
             "mode": info.mode,
             "crawled_at": info.crawled_at,
