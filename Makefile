@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint typecheck pytest schema golden bench clean
+.PHONY: run test lint typecheck pytest schema golden bench bench-publish clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ golden: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench.py
+
+# ingest publish into SQLite and PostgreSQL (INGEST_TEST_PG): first, again, 1 % changed.
+bench-publish: $(STAMP)
+	$(BIN)/python bench/publish.py --size 100MB
 
 clean:
 	rm -rf $(VENV) out/*.jsonl out/*.json out/*.html out/state out/.ingest out.refused

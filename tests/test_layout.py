@@ -1,7 +1,7 @@
 """The tree reads as the pipeline: each layer imports only the layers before it.
 
 records → normalize → extract → state → transform → steps → engines → outputs → job →
-schema → cli.
+schema → commands → cli.
 ``errors`` and the package's own ``__init__`` (versions) are below every layer.
 """
 
@@ -26,6 +26,7 @@ LAYERS = [
     "outputs",
     "job",
     "schema",
+    "commands",
     "cli",
     "__main__",
 ]

@@ -12,14 +12,11 @@ import datetime as dt
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
-from pathlib import Path
+from collections.abc import Sequence
 
 from . import SCHEMA_VERSION, __version__
-from .errors import IngestError, UsageError
-from .job import JobOptions, JobResult, Progress, run_job
-from .schema import schemas, validate_dir, write_schemas
+from .commands import cmd_publish, cmd_run, cmd_schema, cmd_validate
+from .errors import IngestError
 
 EPILOG = """\
 exit codes: 0 run completed (rejects are reported in rejects.jsonl, not fatal);
@@ -140,7 +137,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the day the pages were saved: fills published_estimate from relative ages",
     )
     r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
-    r.set_defaults(func=_cmd_run)
+    r.set_defaults(func=cmd_run)
     v = sub.add_parser(
         "validate",
         help="check an output folder against the schemas",
@@ -148,7 +145,7 @@ def _parser() -> argparse.ArgumentParser:
         "JSON Schemas, and check ordering, references and totals.",
     )
     v.add_argument("dir", nargs="?", default="out/", metavar="DIR", help="default: out/")
-    v.set_defaults(func=_cmd_validate)
+    v.set_defaults(func=cmd_validate)
     s = sub.add_parser(
         "schema",
         help="print or write the JSON Schemas",
@@ -156,7 +153,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--write", action="store_true", help="write them into --dir")
     s.add_argument("--dir", default="schemas/", metavar="DIR", help="default: schemas/")
-    s.set_defaults(func=_cmd_schema)
+    s.set_defaults(func=cmd_schema)
+    _add_publish(sub)
     return p
 
 
@@ -177,110 +175,33 @@ def _date(s: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {s!r}") from None
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
-    opts = JobOptions(
-        paths=args.paths,
-        out=Path(args.out),
-        jobs=args.jobs,
-        engine=args.engine,
-        scheduler=args.scheduler,
-        merge=args.merge,
-        allow_shrink=args.allow_shrink,
-        crawled_at=args.crawled_at,
+PUBLISH_HELP = """\
+Load the publish in DIR (default: out/) into the database a site reads, in one
+transaction: rows are added, updated and deleted by comparing the database with DIR, so
+readers see the previous publish or this one, a database several runs behind catches up,
+and publishing the same DIR again changes nothing. An older database schema is migrated;
+a newer one, or a database that is not ingest's, is refused (exit 2, nothing written).
+
+--db URL:
+  sqlite:///PATH                     a file (relative: sqlite:///out.sqlite; absolute:
+                                     sqlite:////srv/site/ingest.sqlite)
+  postgresql://USER@HOST:PORT/DB     an existing PostgreSQL database (psycopg 3)
+Without --db: sqlite:/// a file beside DIR named after it, out/ -> ./out.sqlite (never
+inside DIR, which each run replaces).
+"""
+
+
+def _add_publish(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "publish",
+        help="load an output folder into SQLite or PostgreSQL",
+        description=PUBLISH_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    with _progress(quiet=args.quiet) as progress:
-        result = run_job(opts, progress)
-    if result.refused is not None:
-        print(
-            f"ingest: refused: {result.refused}; {str(opts.out)!r} is left as it was; the "
-            f"refused output is in {str(result.refused_dir)!r}; rerun with --allow-shrink "
-            "to publish it anyway",
-            file=sys.stderr,
-        )
-        return 3
-    if not args.quiet:
-        _summary(result, opts.out)
-    rejects = result.output.rejects
-    if args.strict and rejects:
-        reasons = sorted({r.reason for r in rejects})
-        print(
-            f"ingest: --strict: {len(rejects)} reject(s) ({', '.join(reasons)}); "
-            f"see {opts.out / 'rejects.jsonl'}",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
-
-
-@contextmanager
-def _progress(*, quiet: bool) -> Iterator[Callable[[int], Progress | None]]:
-    """A progress bar on stderr, only when stderr is a terminal."""
-    if quiet or not sys.stderr.isatty():
-        yield lambda _total: None
-        return
-    from rich.console import Console
-    from rich.progress import Progress as Bar
-
-    with ExitStack() as stack:
-
-        def start(total: int) -> Progress:
-            bar = stack.enter_context(Bar(console=Console(stderr=True), transient=True))
-            task = bar.add_task("parsing", total=total)
-            return lambda _r: bar.advance(task)
-
-        yield start
-
-
-def _summary(result: JobResult, out_dir: Path) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    t = result.output.report.totals
-    c = result.output.report.changes.items
-    table = Table(title=f"ingest → {out_dir}", show_header=False)
-    rows = [
-        ("files", t.files),
-        ("listings", t.listings),
-        ("items", t.items),
-        ("topics", t.topics),
-        ("aligned titles", t.aligned_titles),
-        ("merges", t.merges),
-        ("near-duplicate merges", t.near_duplicate_merges),
-        ("rejects", t.rejects),
-        ("warnings", t.warnings),
-        (
-            "items added / changed / removed / merged",
-            f"{c.added} / {c.changed} / {c.removed} / {c.merged}",
-        ),
-    ]
-    for name, value in rows:
-        table.add_row(name, str(value))
-    Console(soft_wrap=True).print(table)
-
-
-def _cmd_validate(args: argparse.Namespace) -> int:
-    folder = Path(args.dir)
-    if not folder.is_dir():
-        raise UsageError(f"{args.dir!r} is not a folder")
-    problems = validate_dir(folder)
-    for p in problems:
-        print(p)
-    if problems:
-        print(f"ingest: {len(problems)} problem(s) in {folder}", file=sys.stderr)
-        return 1
-    print(f"{folder}: valid (schema {SCHEMA_VERSION})")
-    return 0
-
-
-def _cmd_schema(args: argparse.Namespace) -> int:
-    if not args.write:
-        for name, data in schemas().items():
-            print(f"--- {name}")
-            print(data.decode(), end="")
-        return 0
-    for path in write_schemas(Path(args.dir)):
-        print(f"wrote {path}")
-    return 0
+    p.add_argument("dir", nargs="?", default="out/", metavar="DIR", help="default: out/")
+    p.add_argument("--db", metavar="URL", help="default: sqlite:///DIR.sqlite beside DIR")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success")
+    p.set_defaults(func=cmd_publish)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,92 @@
+"""Records → rows: pure functions from the output models to the tables' rows.
+
+A row is a plain dict keyed by column name. ``digest`` is the sha256 of the record's line
+in the folder, so two publishes of one record give one digest, and any change to it,
+``sources`` included, gives another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from ...records.output import Item, Source, Topic
+
+Row = dict[str, Any]
+
+
+def digest(line: bytes) -> str:
+    return hashlib.sha256(line).hexdigest()
+
+
+def item_row(item: Item, line_digest: str) -> Row:
+    est = item.published_estimate
+    return {
+        "id": item.id,
+        "kind": item.kind,
+        "kind_label": item.kind_label,
+        "title_zh": item.title_zh,
+        "title_original": item.title_original,
+        "original_language": item.original_language,
+        "summary_zh": item.summary_zh,
+        "url": item.url,
+        "publisher": item.publisher,
+        "published_ago": item.published_ago,
+        "published_earliest": est.earliest if est else None,
+        "published_latest": est.latest if est else None,
+        "rating": item.rating,
+        "collected_on": item.collected_on,
+        "digest": line_digest,
+    }
+
+
+def topic_row(topic: Topic, line_digest: str) -> Row:
+    site, declared = topic.site, topic.declared
+    return {
+        "slug": topic.slug,
+        "name": topic.name,
+        "description": topic.description,
+        "category": topic.category,
+        "url": topic.url,
+        "site_name": site.name if site else None,
+        "site_url": site.url if site else None,
+        "notice": topic.notice,
+        "order_note": topic.order_note,
+        "declared_count": declared.count if declared else None,
+        "declared_levels": _json(declared.levels) if declared else None,
+        "digest": line_digest,
+    }
+
+
+def item_topic_rows(item: Item, positions: dict[tuple[str, str], int]) -> Iterator[Row]:
+    """``positions``: (slug, item id) → the item's index in the topic's ``items``."""
+    for t in item.topics:
+        yield {
+            "item_id": item.id,
+            "slug": t.slug,
+            "position": positions[(t.slug, item.id)],
+            "rank": t.rank,
+            "level": t.level,
+            "level_label": t.level_label,
+        }
+
+
+def topic_positions(topics: Iterable[Topic]) -> dict[tuple[str, str], int]:
+    return {(t.slug, item_id): n for t in topics for n, item_id in enumerate(t.items)}
+
+
+def related_rows(item: Item) -> Iterator[Row]:
+    for n, other in enumerate(item.related):
+        yield {"item_id": item.id, "position": n, "related_id": other}
+
+
+def source_rows(key: str, value: str, found: list[Source]) -> Iterator[Row]:
+    """Rows of ``sources`` (key ``item_id``) or ``topic_sources`` (key ``slug``)."""
+    for n, s in enumerate(found):
+        yield {key: value, "position": n, **s.model_dump()}
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

@@ -1,0 +1,108 @@
+"""Is this ingest's database, and of which version: refuse, create, or migrate.
+
+``ingest_meta`` holds ``application = ingest`` and ``schema_version``. An empty database is
+created at :data:`DB_SCHEMA_VERSION`; an older one is migrated step by step inside the
+publish's transaction (a failed publish leaves it at its old version); a newer one, or a
+database with other tables and no ``ingest_meta``, is refused before anything is written.
+
+Versions: 1 — the tables for schema 1.0 records (no ``published_estimate``, no change log);
+2 — ``items.published_earliest`` / ``published_latest`` and the ``changes`` table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import Column, Date, Table, inspect, select, update
+from sqlalchemy.engine import Connection
+
+from ...errors import UsageError
+from . import tables as t
+from .tables import APPLICATION, DB_SCHEMA_VERSION
+
+_SHOW_TABLES = 5
+
+
+def schema_version(conn: Connection, where: str) -> int | None:
+    """The ingest schema version of the database; None when it is empty. Raises a
+    :class:`UsageError` for a database that is not ingest's or is newer than this ingest."""
+    insp = inspect(conn)
+    names = set(insp.get_table_names()) | set(insp.get_view_names())
+    if not names:
+        return None
+    if t.meta.name not in names:
+        listed = ", ".join(sorted(names)[:_SHOW_TABLES]) + (", ..." if len(names) > 5 else "")
+        raise UsageError(
+            f"{where} is not ingest's database: it has other tables ({listed}) and no "
+            f"{t.meta.name}; give an empty database or one that ingest publish made"
+        )
+    version = _marked_version(conn, where)
+    if version > DB_SCHEMA_VERSION:
+        raise UsageError(
+            f"{where} has database schema version {version}, newer than this ingest's "
+            f"{DB_SCHEMA_VERSION}; publish with a newer ingest"
+        )
+    missing = sorted(set(required_tables(version)) - names)
+    if missing:
+        raise UsageError(f"{where}: ingest's table(s) {', '.join(missing)} missing; damaged")
+    return version
+
+
+def _marked_version(conn: Connection, where: str) -> int:
+    marks = dict(conn.execute(select(t.meta.c.key, t.meta.c.value)).all())
+    raw = marks.get("schema_version", "")
+    if marks.get("application") != APPLICATION or not raw.isdigit() or int(raw) < 1:
+        raise UsageError(f"{where}: {t.meta.name} does not mark it as ingest's database")
+    return int(raw)
+
+
+def required_tables(version: int) -> list[str]:
+    names = [table.name for table in t.metadata.sorted_tables]
+    return [n for n in names if version >= 2 or n != t.changes.name]
+
+
+def lock(conn: Connection) -> None:
+    """Take the publish lock: the ``ingest_meta`` rows, until the transaction ends (on
+    SQLite, ``BEGIN IMMEDIATE`` already holds the write lock, and FOR UPDATE is omitted)."""
+    conn.execute(select(t.meta.c.key).with_for_update()).all()
+
+
+def create(conn: Connection) -> None:
+    t.metadata.create_all(conn)
+    conn.execute(
+        t.meta.insert(),
+        [
+            {"key": "application", "value": APPLICATION},
+            {"key": "schema_version", "value": str(DB_SCHEMA_VERSION)},
+        ],
+    )
+
+
+def migrate(conn: Connection, version: int) -> int:
+    """Bring the database from ``version`` to the current one; returns the version it had."""
+    for step in range(version, DB_SCHEMA_VERSION):
+        MIGRATIONS[step](conn)
+    if version != DB_SCHEMA_VERSION:
+        mark = t.meta.c.key == "schema_version"
+        conn.execute(update(t.meta).where(mark).values(value=str(DB_SCHEMA_VERSION)))
+    return version
+
+
+def _v1_to_v2(conn: Connection) -> None:
+    """Add the published_estimate dates and the change log. The digests of version 1 hashed
+    the 1.0 lines, so they are cleared: the next publish rewrites every row (filling the new
+    columns) and logs only the fields that really differ."""
+    _add_column(conn, t.items, Column("published_earliest", Date))
+    _add_column(conn, t.items, Column("published_latest", Date))
+    t.changes.create(conn)
+    conn.execute(update(t.items).values(digest=""))
+
+
+def _add_column(conn: Connection, table: Table, column: Column[object]) -> None:
+    kind = column.type.compile(dialect=conn.dialect)
+    quote = conn.dialect.identifier_preparer.quote
+    conn.exec_driver_sql(f"ALTER TABLE {quote(table.name)} ADD COLUMN {quote(column.name)} {kind}")
+
+
+#: version → the step that brings a database of that version to the next.
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2}

@@ -1,0 +1,266 @@
+"""Helpers for the database tests: a fresh SQLite file or PostgreSQL database per test,
+publishes derived from a real one, and every table read back.
+
+PostgreSQL is real: a server at ``INGEST_TEST_PG`` (default
+``postgresql://postgres@127.0.0.1:5432/test``); each test creates its own database and drops
+it. Without a server the PostgreSQL tests skip, saying how to point them at one; with
+``CI=true`` a missing server fails them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, inspect, text
+from sqlalchemy.engine import URL, make_url
+
+from ingest.outputs.atomic import publish
+from ingest.outputs.ownership import marker
+from ingest.outputs.published import load_publish
+from ingest.outputs.render import render
+from ingest.records.output import Item, RunOutput, Topic
+from ingest.state.changes import change_set, counts
+from ingest.state.previous import MARKER
+
+PG_ENV = "INGEST_TEST_PG"
+PG_DEFAULT = "postgresql://postgres@127.0.0.1:5432/test"
+Json = dict[str, Any]
+
+
+def pg_server() -> URL:
+    return make_url(os.environ.get(PG_ENV, PG_DEFAULT)).set(drivername="postgresql+psycopg")
+
+
+def _admin(statement: str) -> None:
+    engine = create_engine(pg_server(), isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.execute(text(statement))
+    finally:
+        engine.dispose()
+
+
+@contextmanager
+def pg_database() -> Iterator[str]:
+    """A new, empty PostgreSQL database, dropped afterwards (a test fixture's body)."""
+    name = f"ingest_test_{uuid.uuid4().hex[:12]}"
+    try:
+        _admin(f'CREATE DATABASE "{name}"')
+    except Exception as e:
+        reason = (
+            f"no PostgreSQL server at {pg_server().set(drivername='postgresql')!r} "
+            f"({type(e).__name__}); set {PG_ENV}=postgresql://USER@HOST:PORT/DB to a server "
+            "where USER may create databases"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    try:
+        yield pg_server().set(drivername="postgresql", database=name).render_as_string(False)
+    finally:
+        _admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+#: The databases every test of a ``db_url`` fixture runs on.
+BACKENDS = ["sqlite", "postgresql"]
+
+
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A ``db_url`` fixture's body: a new SQLite file, or the ``pg_url`` fixture."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'site.sqlite'}"
+    url: str = request.getfixturevalue("pg_url")
+    return url
+
+
+def connect(url: str) -> Any:
+    """A plain SQLAlchemy engine on ``url`` (not ingest's), for reading back."""
+    u = make_url(url)
+    if u.get_backend_name() == "postgresql":
+        u = u.set(drivername="postgresql+psycopg")
+    return create_engine(u)
+
+
+def plain(value: Any) -> Any:
+    """A value as the JSON has it: dates as ISO strings."""
+    return value.isoformat() if isinstance(value, dt.date) else value
+
+
+def rows(url: str, query: str) -> list[dict[str, Any]]:
+    engine = connect(url)
+    try:
+        with engine.connect() as conn:
+            found = conn.execute(text(query)).mappings().all()
+            return [{k: plain(v) for k, v in row.items()} for row in found]
+    finally:
+        engine.dispose()
+
+
+def table_names(url: str) -> list[str]:
+    engine = connect(url)
+    try:
+        with engine.connect() as conn:
+            return sorted(inspect(conn).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def snapshot(url: str) -> dict[str, list[dict[str, Any]]]:
+    """Every row of every table, in key order; on PostgreSQL with each row's ``xmin`` (the
+    transaction that last wrote it), so a row rewritten with the same values shows too."""
+    version = "xmin::text AS xmin, " if url.startswith("postgresql") else ""
+    out = {}
+    for name in table_names(url):
+        found = rows(url, f"SELECT {version}* FROM {name}")
+        out[name] = sorted(found, key=lambda row: repr(sorted(row.items())))
+    return out
+
+
+def lines(folder: Path, name: str) -> list[Json]:
+    return [json.loads(x) for x in (folder / name).read_text("utf-8").splitlines()]
+
+
+def _by(records: list[Json], key: str) -> dict[str, Json]:
+    """A deep copy of ``records``, keyed (``edit`` changes the records in place)."""
+    return {r[key]: json.loads(json.dumps(r)) for r in records}
+
+
+Edit = Callable[[list[Json], list[Json]], dict[str, str]]
+
+
+def derive(base: Path, dest: Path, edit: Edit) -> Path:
+    """A publish folder made from ``base``'s records after ``edit`` (on the records as
+    JSON, in place; it returns old id → id merged into), with ``changes.jsonl``, the
+    report's change counts, totals and ``run.sequence`` as ``ingest run`` would write them."""
+    run = load_publish(base)
+    items = [i.model_dump(mode="json") for i in run.items]
+    topics = [t.model_dump(mode="json") for t in run.topics]
+    before_i = _by(items, "id")
+    before_t = _by(topics, "slug")
+    merged = edit(items, topics)
+    new_items = sorted((Item.model_validate(d) for d in items), key=lambda i: i.id)
+    new_topics = sorted((Topic.model_validate(d) for d in topics), key=lambda t: t.slug)
+    changes = change_set(before_i, before_t, new_items, new_topics, merged)
+    report = run.report.model_copy(
+        update={
+            "run": run.report.run.model_copy(update={"sequence": run.report.run.sequence + 1}),
+            "changes": counts(changes),
+            "totals": run.report.totals.model_copy(
+                update={"items": len(new_items), "topics": len(new_topics)}
+            ),
+        }
+    )
+    out = RunOutput(new_items, new_topics, run.rejects, report, changes)
+    publish(dest, {**render(out), MARKER: marker()})  # records only: no state/ to derive
+    return dest
+
+
+# --- the next publishes of the seeds, as tests derive them ---------------------------------
+
+NEW_ID = "zz0000000000new"
+
+
+def _plain_ids(items: list[Json]) -> list[str]:
+    """Items no related list names and with none of their own, in id order."""
+    named = {r for d in items for r in d["related"]}
+    return sorted(
+        d["id"] for d in items if d["topics"] and not d["related"] and d["id"] not in named
+    )
+
+
+def edit_b(items: list[Json], topics: list[Json]) -> dict[str, str]:
+    by_id = {d["id"]: d for d in items}
+    a, b, c, estimate, gone, merged_away = _plain_ids(items)[:6]
+    by_id[a]["summary_zh"] += "（改写）"
+    by_id[b]["title_zh"] = "新的标题"
+    by_id[c]["sources"][0]["line"] += 1000
+    by_id[estimate]["published_estimate"] = {"earliest": "2025-06-01", "latest": "2025-07-31"}
+    for old in (gone, merged_away):
+        items.remove(by_id[old])
+        for t in topics:
+            t["items"] = [i for i in t["items"] if i != old]
+    topic = topics[0]
+    member = {"slug": topic["slug"], "rank": None, "level": None, "level_label": None}
+    items.append({**by_id[a], "id": NEW_ID, "summary_zh": "新条目", "topics": [member]})
+    topic["items"].append(NEW_ID)
+    topic["description"] = "新的描述"
+    return {merged_away: a}
+
+
+def edit_c(items: list[Json], topics: list[Json]) -> dict[str, str]:
+    by_id = {d["id"]: d for d in items}
+    kind, gone = [i for i in _plain_ids(items) if i != NEW_ID][-2:]
+    by_id[kind]["kind_label"] = "视频"
+    items.remove(by_id[gone])
+    topics[0]["items"].remove(gone)
+    topics[0]["order_note"] = None
+    return {}
+
+
+# --- the rows, read back with plain SQL ----------------------------------------------------
+
+
+def items_in_db(url: str) -> dict[str, Json]:
+    out: dict[str, Json] = {}
+    for row in rows(url, "SELECT * FROM items"):
+        earliest, latest = row.pop("published_earliest"), row.pop("published_latest")
+        row["digest"] = row.pop("digest")
+        est = None if earliest is None else {"earliest": earliest, "latest": latest}
+        out[row["id"]] = {**row, "published_estimate": est, "topics": [], "related": []}
+        out[row["id"]]["sources"] = []
+    for row in rows(url, "SELECT * FROM item_topics ORDER BY item_id, slug"):
+        member = {k: row[k] for k in ("slug", "rank", "level", "level_label")}
+        out[row["item_id"]]["topics"].append(member)
+    for row in rows(url, "SELECT * FROM related ORDER BY item_id, position"):
+        out[row["item_id"]]["related"].append(row["related_id"])
+    for row in rows(url, "SELECT * FROM sources ORDER BY item_id, position"):
+        out[row.pop("item_id")]["sources"].append(_source(row))
+    return out
+
+
+def topics_in_db(url: str) -> dict[str, Json]:
+    out: dict[str, Json] = {}
+    for row in rows(url, "SELECT * FROM topics"):
+        site = None
+        if row["site_name"] is not None or row["site_url"] is not None:
+            site = {"name": row.pop("site_name"), "url": row.pop("site_url")}
+        levels = row.pop("declared_levels")
+        declared = None if levels is None else {"count": row["declared_count"]}
+        if declared is not None:
+            declared["levels"] = json.loads(levels)
+        row = {k: v for k, v in row.items() if k not in ("site_name", "site_url", "declared_count")}
+        out[row["slug"]] = {**row, "site": site, "declared": declared, "items": [], "sources": []}
+    for row in rows(url, "SELECT slug, item_id FROM item_topics ORDER BY slug, position"):
+        out[row["slug"]]["items"].append(row["item_id"])
+    for row in rows(url, "SELECT * FROM topic_sources ORDER BY slug, position"):
+        out[row.pop("slug")]["sources"].append(_source(row))
+    return out
+
+
+def _source(row: Json) -> Json:
+    return {k: row[k] for k in ("file", "sha256", "format", "locator", "byte_offset", "line")}
+
+
+def assert_rows_equal_jsonl(url: str, folder: Path) -> None:
+    for name, in_db, key in (
+        ("items.jsonl", items_in_db(url), "id"),
+        ("topics.jsonl", topics_in_db(url), "slug"),
+    ):
+        raw = (folder / name).read_bytes().splitlines()
+        records = [json.loads(x) for x in raw]
+        assert sorted(in_db) == sorted(r[key] for r in records), name
+        for line, record in zip(raw, records, strict=True):
+            row = in_db[record[key]]
+            assert row.pop("digest") == hashlib.sha256(line).hexdigest(), record[key]
+            assert sorted(row) == sorted(record), (name, record[key])
+            for field, value in record.items():
+                assert row[field] == value, (name, record[key], field)

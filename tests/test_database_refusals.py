@@ -1,0 +1,266 @@
+"""What ``ingest publish`` refuses, and where it writes (SPEC §6): a wrong URL, a refused
+connection, a database that is not ingest's, a newer database schema, a folder that is not
+a publish — one line on stderr, exit 2, nothing written. An older schema is migrated.
+Without ``--db`` the SQLite file goes beside the folder, never inside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import inspect, text
+
+from conftest import SEEDS, run_subprocess
+from dbtest import (
+    BACKENDS,
+    assert_rows_equal_jsonl,
+    connect,
+    database_url,
+    derive,
+    edit_b,
+    edit_c,
+    lines,
+    pg_database,
+    rows,
+    snapshot,
+    table_names,
+)
+from ingest.cli import main
+from ingest.outputs.database import tables
+
+FILES = ["changes.jsonl", "items.jsonl", "rejects.jsonl", "report.json", "topics.jsonl"]
+
+
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    with pg_database() as url:
+        yield url
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return database_url(request, tmp_path)
+
+
+@pytest.fixture
+def seeds_out(ingest: Any) -> Path:
+    folder: Path = ingest(SEEDS).folder
+    return folder
+
+
+def refused(args: list[str], capsys: pytest.CaptureFixture[str], *words: str) -> str:
+    capsys.readouterr()
+    assert main(["publish", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and captured.err.startswith("ingest: error: ")
+    for word in words:
+        assert word in captured.err, captured.err
+    return captured.err
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_wrong_urls_and_refused_connections(
+    seeds_out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = sorted(tmp_path.iterdir())
+    cases = [
+        ("not a url", "not a database URL"),
+        ("mysql://user@127.0.0.1/site", "unsupported database 'mysql'"),
+        ("sqlite://", "names no database file"),
+        (f"sqlite:///{tmp_path}/missing/site.sqlite", "missing"),
+        (f"sqlite:///{tmp_path}", "is not a file"),
+        (f"postgresql://postgres:s3cret@127.0.0.1:{free_port()}/test", "refused"),
+    ]
+    for url, words in cases:
+        err = refused([str(seeds_out), "--db", url], capsys, words)
+        assert "s3cret" not in err
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_a_postgresql_database_that_does_not_exist(
+    pg_url: str, seeds_out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = pg_url.rsplit("/", 1)[0] + "/ingest_no_such_database"
+    refused([str(seeds_out), "--db", url], capsys, "does not exist")
+
+
+def test_files_and_databases_that_are_not_ingests(
+    seeds_out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text_file = tmp_path / "notes.sqlite"
+    text_file.write_text("not a database at all\n" * 100)
+    other = tmp_path / "app.sqlite"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.execute("INSERT INTO users VALUES (1, 'ada')")
+    conn.close()
+    saved = {p: p.read_bytes() for p in (text_file, other)}
+    names = sorted(p.name for p in tmp_path.iterdir())
+    refused([str(seeds_out), "--db", f"sqlite:///{text_file}"], capsys, "not a database")
+    refused([str(seeds_out), "--db", f"sqlite:///{other}"], capsys, "not ingest's", "users")
+    assert {p: p.read_bytes() for p in saved} == saved
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
+
+
+def test_a_postgresql_database_of_another_application(
+    pg_url: str, seeds_out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    engine = connect(pg_url)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE orders (id integer PRIMARY KEY, total numeric)"))
+        conn.execute(text("INSERT INTO orders VALUES (1, 9.5)"))
+    engine.dispose()
+    before = snapshot(pg_url)
+    refused([str(seeds_out), "--db", pg_url], capsys, "not ingest's", "orders")
+    assert snapshot(pg_url) == before
+
+
+def _set_meta(url: str, key: str, value: str) -> None:
+    engine = connect(url)
+    with engine.begin() as conn:
+        conn.execute(
+            text("UPDATE ingest_meta SET value = :v WHERE key = :k"), {"v": value, "k": key}
+        )
+    engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "words"),
+    [
+        ("schema_version", "3", ("version 3, newer than this ingest's 2",)),
+        ("application", "other", ("does not mark it as ingest's",)),
+    ],
+)
+def test_a_newer_or_unmarked_database_is_refused(
+    db_url: str,
+    seeds_out: Path,
+    capsys: pytest.CaptureFixture[str],
+    key: str,
+    value: str,
+    words: tuple[str, ...],
+) -> None:
+    assert main(["publish", str(seeds_out), "--db", db_url, "--quiet"]) == 0
+    _set_meta(db_url, key, value)
+    before = snapshot(db_url)
+    refused([str(seeds_out), "--db", db_url], capsys, *words)
+    assert snapshot(db_url) == before
+
+
+def downgrade_to_v1(url: str) -> None:
+    """Version 1 of the tables: no published_estimate dates, no change log."""
+    engine = connect(url)
+    with engine.begin() as conn:
+        conn.execute(text("DROP TABLE changes"))
+        conn.execute(text("ALTER TABLE items DROP COLUMN published_earliest"))
+        conn.execute(text("ALTER TABLE items DROP COLUMN published_latest"))
+        conn.execute(text("UPDATE ingest_meta SET value = '1' WHERE key = 'schema_version'"))
+    engine.dispose()
+
+
+def columns(url: str) -> dict[str, set[str]]:
+    engine = connect(url)
+    with engine.connect() as conn:
+        insp = inspect(conn)
+        found = {name: {c["name"] for c in insp.get_columns(name)} for name in table_names(url)}
+    engine.dispose()
+    return found
+
+
+def test_an_older_database_is_migrated_in_the_publish(
+    db_url: str, seeds_out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """B (with a published_estimate) in a version 1 database, then C: the tables are brought
+    to version 2 in C's transaction and every row is rewritten, so the estimate that version
+    1 could not hold is back, though the item did not change from B to C; the log says so."""
+    b = derive(seeds_out, tmp_path / "b", edit_b)
+    c = derive(b, tmp_path / "c", edit_c)
+    assert main(["publish", str(b), "--db", db_url, "--quiet"]) == 0
+    downgrade_to_v1(db_url)
+    assert "changes" not in table_names(db_url)
+    capsys.readouterr()
+    assert main(["publish", str(c), "--db", db_url]) == 0
+    assert "migrated from database schema 1" in capsys.readouterr().out
+    expected = {t.name: {c.name for c in t.columns} for t in tables.metadata.sorted_tables}
+    assert columns(db_url) == expected
+    version = "SELECT value FROM ingest_meta WHERE key = 'schema_version'"
+    assert rows(db_url, version) == [{"value": "2"}]
+    assert_rows_equal_jsonl(db_url, c)
+    [dated] = [x["id"] for x in lines(c, "items.jsonl") if x["published_estimate"]]
+    back = {"entity": "item", "op": "changed", "id": dated, "fields": ["published_estimate"]}
+    query = 'SELECT entity, op, id, fields, into_id AS "into" FROM changes ORDER BY entity, op, id'
+    logged = [{**r, "fields": json.loads(r["fields"])} for r in rows(db_url, query)]
+    expected_log = [*lines(c, "changes.jsonl"), {**back, "into": None}]
+    assert logged == sorted(expected_log, key=lambda x: (x["entity"], x["op"], x["id"]))
+
+
+def test_without_db_the_file_goes_beside_the_folder(seeds_out: Path, tmp_path: Path) -> None:
+    work = tmp_path / "site"
+    (work / "out").mkdir(parents=True)
+    for name in FILES:
+        (work / "out" / name).write_bytes((seeds_out / name).read_bytes())
+    done = run_subprocess("publish", cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in work.iterdir()) == ["out", "out.sqlite"]
+    assert sorted(p.name for p in (work / "out").iterdir()) == FILES
+    assert f"into sqlite:///{work / 'out.sqlite'}" in done.stdout
+    digest = hashlib.sha256(
+        "".join(
+            f"{hashlib.sha256((work / 'out' / n).read_bytes()).hexdigest()}  {n}\n" for n in FILES
+        ).encode()
+    ).hexdigest()
+    with sqlite3.connect(work / "out.sqlite") as conn:
+        assert conn.execute("SELECT digest FROM publishes").fetchall() == [(digest,)]
+    conn.close()
+
+
+def test_help_says_where_the_default_database_goes() -> None:
+    done = run_subprocess("publish", "--help")
+    assert done.returncode == 0
+    for words in ("sqlite:///PATH", "postgresql://USER@HOST:PORT/DB", "out/ -> ./out.sqlite"):
+        assert words in done.stdout
+
+
+def _break_a_line(folder: Path) -> None:
+    path = folder / "items.jsonl"
+    path.write_text(path.read_text("utf-8").replace('"summary_zh":', '"summary":', 1), "utf-8")
+
+
+def _dangling_related(folder: Path) -> None:
+    path = folder / "items.jsonl"
+    recs = [json.loads(x) for x in path.read_text("utf-8").splitlines()]
+    recs[0]["related"] = ["nosuchitem0000"]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), "utf-8")
+
+
+@pytest.mark.parametrize(
+    ("damage", "words"),
+    [
+        (lambda f: (f / "report.json").unlink(), ("not a publish of ingest run", "report.json")),
+        (_break_a_line, ("items.jsonl: line 1", "summary")),
+        (_dangling_related, ("related 'nosuchitem0000' is not in the folder",)),
+        (lambda f: (f / "topics.jsonl").write_text("{}\n"), ("topics.jsonl: line 1",)),
+    ],
+)
+def test_a_folder_that_is_not_a_publish(
+    seeds_out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: Any, words: Any
+) -> None:
+    damage(seeds_out)
+    db = tmp_path / "site.sqlite"
+    refused([str(seeds_out), "--db", f"sqlite:///{db}"], capsys, *words)
+    assert not db.exists()
+    refused([str(tmp_path / "nowhere"), "--db", f"sqlite:///{db}"], capsys, "no such folder")
+    assert not db.exists()
