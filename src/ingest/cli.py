@@ -28,6 +28,8 @@ examples:
   ingest run                       # seeds/ into out/
   ingest run dumps/2026-11-29 --out site/data --jobs 2 --crawled-at 2026-11-29
   ingest run dumps/extra --out site/data --merge
+  ingest publish out/                        # into ./out.sqlite
+  ingest publish out/ --db postgresql://site@db.example:5432/site
   ingest validate out/
   ingest schema --write
 """
