@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import multiprocessing as mp
 import signal
+import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -102,11 +103,22 @@ def pmap(
     initializer: Callable[..., None] | None = None,
     initargs: Iterable[Any] = (),
 ) -> Iterator[R]:
-    """``map`` in ``jobs`` processes (forked where possible), results in input order."""
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    """``map`` in ``jobs`` processes, results in input order."""
+    ctx = _start_method()
     chunk = max(1, min(64, len(items) // (jobs * 8)))
     with ctx.Pool(jobs, initializer=_worker_init, initargs=(initializer, tuple(initargs))) as pool:
         yield from pool.imap(func, items, chunksize=chunk)
+
+
+def _start_method() -> Any:
+    """Fork when this process runs one thread (cheap, and workers inherit the step's
+    context); otherwise a fork server: forking a process whose other threads may hold a
+    lock (a progress bar, a Dask client in the same process) can leave a worker waiting on
+    that lock for ever."""
+    methods = mp.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return mp.get_context("fork")
+    return mp.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
 def _worker_init(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
