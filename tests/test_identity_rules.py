@@ -1,0 +1,186 @@
+"""Identity rules that each decide records: every test here fails when its rule is deleted.
+
+The cannot-link rule on different original titles (components.settle), the margin that makes
+an order alignment clear (align._best), the NOT_CHINESE warning (merge._check_chinese),
+topic identity by canonical URL (normalize.urls.topic_url), identical pages under two names
+(merge._duplicates), and canonical, never-truncated link URLs (normalize.urls.check_url).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import SEEDS, TOPIC_PAGE, seed_text, write_files
+from test_align_dedup import _page
+from test_topic_page import S1, S2, S3, listing
+
+S1B = S1.replace("介绍一个用于测试的资源", "介绍了一个供测试使用的资源")  # a near-duplicate of S1
+DESC = "主题alpha的描述。"
+
+
+def _list(*entries: tuple[str, str]) -> str:
+    body = "".join(f"{t}\n{s}\n" for t, s in entries)
+    return f"{DESC}\n{len(entries)} 条精选 · 入门 {len(entries)}\n{body}"
+
+
+@pytest.mark.parametrize(("second", "items"), [("A Different Title", 2), ("First Title", 1)])
+def test_different_original_titles_on_two_pages_block_a_near_duplicate_merge(
+    ingest: Any, tmp_path: Path, second: str, items: int
+) -> None:
+    """Two pages (so the same-page rule is not what decides): near-duplicate summaries merge
+    when the original titles agree, and stay apart when they differ."""
+    files = {"a.txt": _list(("First Title", S1)), "b.txt": _list((second, S1B))}
+    out = ingest(write_files(tmp_path / "in", files))
+    assert len(out.items) == items
+    assert out.report["totals"]["near_duplicate_merges"] == 2 - items
+
+
+# X and Y differ in one clause; Z rewords both about equally (ratio 61.9 to each, over the
+# order threshold of 60 but with no margin between them).
+X = "第二篇文章讲解模型推理服务的批处理调度策略，比较静态批处理与连续批处理在吞吐和延迟上的差异。"
+Y = "第二篇文章讲解模型推理服务的批处理调度策略，比较静态批处理与连续批处理在显存和成本上的差异。"
+Z = "这篇文章讲的是推理服务的批处理调度，对比静态与连续两种批处理方式在性能上的不同之处。"
+
+
+def test_order_alignment_needs_a_clear_margin(ingest: Any, tmp_path: Path) -> None:
+    pairs = zip("甲乙丙丁", (S1, X, Y, S3), strict=True)
+    page = _page("alpha", *(listing(n + 1, t, s) for n, (t, s) in enumerate(pairs)))
+    lst = _list(("First", S1), ("Second", Z), ("Fourth", S3))
+    out = ingest(write_files(tmp_path / "in", {"a.txt": page, "l.txt": lst}))
+    assert out.report["totals"]["order_alignments"] == 0
+    assert len(out.items) == 5  # Z stands alone: it is not pinned on X or Y by a guess
+    assert out.by_title("乙")["title_original"] is None
+    assert out.by_title("丙")["title_original"] is None
+
+
+def test_order_alignment_with_a_clear_margin_joins(ingest: Any, tmp_path: Path) -> None:
+    """The control: with one candidate in the window the same entry is aligned."""
+    page = _page("alpha", listing(1, "甲", S1), listing(2, "乙", X), listing(3, "丁", S3))
+    lst = _list(("First", S1), ("Second", Z), ("Fourth", S3))
+    out = ingest(write_files(tmp_path / "in", {"a.txt": page, "l.txt": lst}))
+    assert out.report["totals"]["order_alignments"] == 1
+    assert out.by_title("乙")["title_original"] == "Second"
+
+
+def _warnings(out: Any) -> list[str]:
+    return [w for w in out.report["warnings"] if "NOT_CHINESE" in w]
+
+
+@pytest.mark.parametrize(
+    ("title", "warned"),
+    [
+        ("An English Title Here", True),
+        ("Three Word Title", True),
+        ("PyTorch Lightning", False),  # a name of two words is a fine Chinese title
+        ("中文 English Words Here", False),
+    ],
+)
+def test_not_chinese_title_is_warned(ingest: Any, tmp_path: Path, title: str, warned: bool) -> None:
+    out = ingest(write_files(tmp_path / "in", {"a.txt": _page("alpha", listing(1, title, S1))}))
+    [item] = out.items
+    assert item["title_zh"] == title
+    got = _warnings(out)
+    assert bool(got) == warned, got
+    if warned:
+        assert got == [f"item {item['id']}: NOT_CHINESE: title_zh {title!r} is not Chinese"]
+
+
+def test_not_chinese_summary_is_warned(ingest: Any, tmp_path: Path) -> None:
+    summary = "An English summary of a resource, long enough to stand as one."
+    out = ingest(write_files(tmp_path / "in", {"a.txt": _page("alpha", listing(1, "甲", summary))}))
+    [item] = out.items
+    assert _warnings(out) == [f"item {item['id']}: NOT_CHINESE: summary_zh has no Chinese text"]
+
+
+TOPIC = "https://oplearnx.com/topics/model-serving-compute"
+VARIANTS = [
+    TOPIC + "/",
+    "http://oplearnx.com/topics/model-serving-compute",
+    "https://www.oplearnx.com/topics/model-serving-compute",
+    "HTTPS://OpLearnX.COM/topics/model-serving-compute",
+    "https://oplearnx.com:443/topics/model-serving-compute",
+    TOPIC + "?utm_source=feed&utm_medium=rss",
+    TOPIC + "#listing-3",
+    "http://WWW.oplearnx.com:80/topics/model-serving-compute/?fbclid=x#top",
+]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_url_variants_of_one_topic_page_are_one_topic(
+    ingest: Any, tmp_path: Path, variant: str
+) -> None:
+    text = seed_text(TOPIC_PAGE).replace(TOPIC, variant, 1)
+    assert variant in text
+    both = ingest(write_files(tmp_path / "in", {"a.txt": seed_text(TOPIC_PAGE), "b.txt": text}))
+    [topic] = both.topics
+    assert (topic["slug"], topic["url"], len(topic["items"])) == (
+        "model-serving-compute",
+        TOPIC,
+        44,
+    )
+    assert [s["file"] for s in topic["sources"]] == ["a.txt", "b.txt"]
+    assert not [w for w in both.report["warnings"] if "TOPIC_SLUG_COLLISION" in w]
+    alone = ingest(write_files(tmp_path / "alone", {"b.txt": text}))
+    assert (alone.topics[0]["slug"], alone.topics[0]["url"]) == ("model-serving-compute", TOPIC)
+
+
+def test_identical_pages_under_two_names_are_one_page(ingest: Any, tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for p in sorted(SEEDS.iterdir()):
+        shutil.copy(p, folder / p.name)
+        shutil.copy(p, folder / f"copy-{p.name}")
+    alone = ingest(SEEDS)
+    out = ingest(folder)
+    assert out.report["totals"]["warnings"] == 0 and out.report["warnings"] == []
+    assert [i["id"] for i in out.items] == [i["id"] for i in alone.items]
+    for item, single in zip(out.items, alone.items, strict=True):
+        files = sorted(s["file"] for s in item["sources"])
+        one = [s["file"] for s in single["sources"]]
+        assert files == sorted(one + [f"copy-{f}" for f in one])
+    [topic] = out.topics
+    assert len(topic["sources"]) == 4
+
+
+def test_identical_copies_keep_a_real_duplicate_warning(ingest: Any, tmp_path: Path) -> None:
+    """A resource listed twice on one page is still warned about, once per page, not per copy."""
+    text = _page("alpha", listing(1, "甲", S1), listing(2, "乙", S2), listing(3, "甲", S1))
+    out = ingest(write_files(tmp_path / "in", {"a.txt": text, "b.txt": text}))
+    dup = [w for w in out.report["warnings"] if "DUPLICATE_ITEM" in w]
+    assert dup == ["a.txt: listing 3: DUPLICATE_ITEM: same resource as listing 1; merged"]
+
+
+LINKS = [
+    ("http://a.com/ b", None),  # damage after a blank: dropped, never cut to http://a.com/
+    ('http://a.com/t "a title"', "http://a.com/t"),
+    ("http://a.com/t 'a title'", "http://a.com/t"),
+    ("http://a.com/t (a title)", "http://a.com/t"),
+    ('http://a.com/t "a title" tail', None),
+    ("HTTP://A.COM/X", "http://a.com/X"),
+    ("https://Ok.Example:443/p?Q=1#F", "https://ok.example/p?Q=1#F"),
+    ("http://ok.example:8080/", "http://ok.example:8080/"),
+    ("https://xn--/", None),
+    ("https://xn--zz-xyz.example/", None),
+    ("http://a.com:0/", None),
+    ("http://:80/", None),
+    ("https://a..com/", None),
+    ("https://bücher.example/", "https://xn--bcher-kva.example/"),
+    ("https://[::1]:8443/x", "https://[::1]:8443/x"),
+]
+
+
+def test_link_urls_are_canonical_or_dropped_with_a_warning(ingest: Any, tmp_path: Path) -> None:
+    summaries = [S1[:-1] + f"第{n}项。" for n in range(len(LINKS))]
+    listings = [listing(n + 1, f"标题{n}", summaries[n], url=u) for n, (u, _) in enumerate(LINKS)]
+    out = ingest(write_files(tmp_path / "in", {"a.txt": _page("alpha", *listings)}))
+    got = {i["title_zh"]: i["url"] for i in out.items}
+    assert got == {f"标题{n}": want for n, (_, want) in enumerate(LINKS)}
+    warnings = out.report["files"][0]["warnings"]
+    dropped = [n for n, (_, want) in enumerate(LINKS) if want is None]
+    for n in dropped:
+        assert any(w.startswith(f"listing {n + 1}: URL_UNSAFE") for w in warnings), n
+    assert len([w for w in warnings if "URL_" in w]) == len(dropped)
