@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint typecheck pytest schema golden bench clean
+.PHONY: run test lint typecheck pytest schema golden bench eval mutation clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ golden: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench.py
+
+# Record quality on the labelled cases (tests/eval/): precision and recall per decision kind,
+# checked against tests/eval/floors.json. `$(BIN)/python bench/eval.py --pin` raises floors.
+eval: $(STAMP)
+	$(BIN)/python bench/eval.py --check
 
 clean:
 	rm -rf $(VENV) out/*.jsonl out/*.json
