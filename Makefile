@@ -47,5 +47,14 @@ bench: $(STAMP)
 eval: $(STAMP)
 	$(BIN)/python bench/eval.py --check
 
+# Mutation testing of the identity, alignment and merge code (transform/units, near,
+# components, align, merge, topics; see [tool.mutmut] in pyproject.toml). Not part of
+# `make test`: about half an hour on 2 cores. Survivors: `$(BIN)/mutmut show NAME`.
+mutation: $(TSTAMP)
+	$(BIN)/pip install -q -e '.[test,mutation]'
+	rm -rf mutants
+	nice $(BIN)/mutmut run --max-children 2
+	$(BIN)/mutmut results --all true | awk '{print $$NF}' | sort | uniq -c
+
 clean:
 	rm -rf $(VENV) out/*.jsonl out/*.json

@@ -8,6 +8,7 @@ topic identity by canonical URL (normalize.urls.topic_url), identical pages unde
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,9 @@ from typing import Any
 import pytest
 
 from conftest import SEEDS, TOPIC_PAGE, seed_text, write_files
+from ingest.transform.topics import derived_slug
 from test_align_dedup import _page
-from test_topic_page import S1, S2, S3, listing
+from test_topic_page import FOOTER, S1, S2, S3, listing
 
 S1B = S1.replace("介绍一个用于测试的资源", "介绍了一个供测试使用的资源")  # a near-duplicate of S1
 DESC = "主题alpha的描述。"
@@ -184,3 +186,108 @@ def test_link_urls_are_canonical_or_dropped_with_a_warning(ingest: Any, tmp_path
     for n in dropped:
         assert any(w.startswith(f"listing {n + 1}: URL_UNSAFE") for w in warnings), n
     assert len([w for w in warnings if "URL_" in w]) == len(dropped)
+
+
+def test_the_seeds_in_process_match_the_golden_output(ingest: Any) -> None:
+    """The golden comparison of test_seeds, in this process (mutation testing sees it)."""
+    from test_seeds import GOLDEN, _normalized
+
+    got = _normalized(ingest(SEEDS))
+    for name, data in got.items():
+        assert data == (GOLDEN / name).read_bytes(), name
+    alone = ingest(TOPIC_PAGE)
+    assert alone.report["warnings"] == [] and alone.report["totals"]["warnings"] == 0
+
+
+def test_orphan_reject_says_why_and_shows_the_summary(ingest: Any, tmp_path: Path) -> None:
+    long_summary = S1[:-1] + "，" + "这是一段很长的补充说明文字" * 20 + "。"
+    lst = _list(("T", S2)) + long_summary + "\n"
+    out = ingest(write_files(tmp_path / "in", {"l.txt": lst}))
+    [rej] = out.rejects
+    assert rej["message"] == (
+        "summary line without its title line, matching no listing on any other page"
+    )
+    assert rej["excerpt"] == long_summary[:200] and len(long_summary) > 200
+
+
+def _header_page(header: str, *listings: str) -> str:
+    return f"# {header} - 所属：[分类]() ## 推荐学习顺序 " + " ".join(listings) + FOOTER
+
+
+def test_topics_without_a_url(ingest: Any, tmp_path: Path) -> None:
+    """No URL: the slug is derived from name and description; two copies of one header are
+    one topic, and another header is another topic."""
+    one = _header_page("主题甲 主题甲的描述。", listing(1, "甲", S1))
+    two = _header_page("主题甲 主题甲的描述。", listing(1, "乙", S2))
+    other = _header_page("主题乙 主题乙的描述。", listing(1, "丙", S3))
+    out = ingest(write_files(tmp_path / "in", {"a.txt": one, "b.txt": two, "c.txt": other}))
+    slugs = {t["slug"]: [s["file"] for s in t["sources"]] for t in out.topics}
+    assert slugs == {
+        derived_slug("主题甲 主题甲的描述。"): ["a.txt", "b.txt"],
+        derived_slug("主题乙 主题乙的描述。"): ["c.txt"],
+    }
+    assert not [w for w in out.report["warnings"] if "COLLISION" in w]
+
+
+def test_slug_collision_suffix_and_warning_are_stable(ingest: Any, tmp_path: Path) -> None:
+    a = _page("alpha", listing(1, "甲", S1))
+    b = a.replace("https://oplearnx.com/topics/alpha", "https://mirror.example/x/alpha")
+    out = ingest(write_files(tmp_path / "in", {"a.txt": a, "b.txt": b.replace(S1, S2)}))
+    assert sorted(t["slug"] for t in out.topics) == ["alpha", "alpha-71a742"]
+    assert out.report["warnings"] == [
+        "a.txt: header: TOPIC_SLUG_COLLISION: 'alpha' also names "
+        "'https://mirror.example/x/alpha'; this topic is alpha-71a742"
+    ]
+
+
+def test_a_list_whose_description_names_two_topics(ingest: Any, tmp_path: Path) -> None:
+    a = _page("alpha", listing(1, "甲", S1))
+    b = _page("beta", listing(1, "乙", S2)).replace("主题beta的描述。", DESC)
+    lst = _list(("First", S1))
+    out = ingest(write_files(tmp_path / "in", {"a.txt": a, "b.txt": b, "l.txt": lst}))
+    assert out.report["warnings"] == [
+        "l.txt: line 1: TOPIC_AMBIGUOUS: description matches topics alpha, beta; joined to alpha"
+    ]
+    assert {t["slug"]: len(t["sources"]) for t in out.topics} == {"alpha": 2, "beta": 1}
+
+
+def test_lists_without_their_topic_page(ingest: Any, tmp_path: Path) -> None:
+    files = {"l1.txt": _list(("First", S1)), "l2.txt": _list(("Second", S2))}
+    out = ingest(write_files(tmp_path / "in", files))
+    slug = derived_slug(DESC)
+    assert out.report["warnings"] == [
+        f"l1.txt: line 1: TOPIC_PAGE_MISSING: no topic page with this description in the "
+        f"batch; slug {slug} derived from it"
+    ]
+    [topic] = out.topics
+    assert topic["slug"] == slug and len(topic["items"]) == 2
+
+
+def test_a_flattened_header_is_split_where_the_list_says(ingest: Any, tmp_path: Path) -> None:
+    """'# 名字 描述 另一段' (two spaces): the topic list's description picks the second."""
+    page = _header_page(
+        "名字 描述 另一段。 - 网站：[https://oplearnx.com/topics/t]()", listing(1, "甲", S1)
+    )
+    lst = "另一段。\n1 条精选 · 入门 1\nFirst\n" + S1 + "\n"
+    out = ingest(write_files(tmp_path / "in", {"p.txt": page, "l.txt": lst}))
+    [topic] = out.topics
+    assert (topic["name"], topic["description"]) == ("名字 描述", "另一段。")
+    assert out.report["warnings"] == []
+
+
+def test_every_page_of_a_topic_gets_its_header_settled(ingest: Any, tmp_path: Path) -> None:
+    """Two pages of one topic, a plain header and a flattened one in either order: the
+    flattened one is still warned about."""
+    url = " - 网站：[https://oplearnx.com/topics/t]()"
+    plain = _header_page("名字" + url, listing(1, "甲", S1)).replace("# 名字", "# 名字\n描述。", 1)
+    flat = _header_page("名字 描述 另一段。" + url, listing(1, "乙", S2))
+    orders = set()
+    for pad in range(8):  # both orders of the two pages' sha256
+        files = {"a.txt": plain + "\n" * pad, "b.txt": flat}
+        orders.add(
+            hashlib.sha256(files["a.txt"].encode()).hexdigest()
+            < hashlib.sha256(flat.encode()).hexdigest()
+        )
+        out = ingest(write_files(tmp_path / f"in{pad}", files))
+        assert [w.split(": ")[2] for w in out.report["warnings"]] == ["HEADER_AMBIGUOUS"], pad
+    assert orders == {True, False}
