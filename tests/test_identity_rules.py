@@ -291,3 +291,111 @@ def test_every_page_of_a_topic_gets_its_header_settled(ingest: Any, tmp_path: Pa
         out = ingest(write_files(tmp_path / f"in{pad}", files))
         assert [w.split(": ")[2] for w in out.report["warnings"]] == ["HEADER_AMBIGUOUS"], pad
     assert orders == {True, False}
+
+
+def test_a_near_duplicate_merge_is_recorded_as_a_decision(ingest: Any, tmp_path: Path) -> None:
+    a, b = _page("alpha", listing(1, "甲", S1)), _page("beta", listing(1, "甲", S1B))
+    out = ingest(write_files(tmp_path / "in", {"a.txt": a, "b.txt": b}))
+    [item] = out.items
+    [d] = out.report["decisions"]
+    assert (d["item"], d["kind"], d["a"]["source"], d["b"]["source"]) == (
+        item["id"],
+        "near-duplicate",
+        "a.txt: listing 1" if S1 < S1B else "b.txt: listing 1",
+        "b.txt: listing 1" if S1 < S1B else "a.txt: listing 1",
+    )
+
+
+def test_two_ranks_on_one_topic_are_a_conflict(ingest: Any, tmp_path: Path) -> None:
+    """Two versions of one topic page (URL variants) number a resource differently."""
+    a = _page("alpha", listing(1, "甲", S1), listing(2, "乙", S2))
+    b = _page("alpha", listing(1, "乙", S2), listing(2, "甲", S1)).replace("alpha]", "alpha/]")
+    out = ingest(write_files(tmp_path / "in", {"a.txt": a, "b.txt": b}))
+    item = out.by_title("甲")
+    first = min(("a.txt", a), ("b.txt", b), key=lambda f: hashlib.sha256(f[1].encode()).digest())
+    rank = 1 if first[0] == "a.txt" else 2
+    assert item["topics"] == [
+        {"slug": "alpha", "rank": rank, "level": "beginner", "level_label": "入门"}
+    ]
+    [conflict] = [c for c in out.report["conflicts"] if c["record"] == item["id"]]
+    assert conflict == {
+        "record": item["id"],
+        "field": "topics[alpha].rank",
+        "chosen": str(rank),
+        "values": [
+            {"value": "1", "sources": ["a.txt: listing 1"]},
+            {"value": "2", "sources": ["b.txt: listing 2"]},
+        ],
+    }
+
+
+@pytest.mark.parametrize("orphan_first", [True, False])
+def test_an_orphan_that_cannot_join_leaves_its_component_whole(
+    ingest: Any, tmp_path: Path, orphan_first: bool
+) -> None:
+    """A title-less summary that nearly repeats another entry of its own list is rejected;
+    the entry it resembles is still an item (whichever of the two sorts first)."""
+    titled, orphan = (S1, S1B) if orphan_first else (S1B, S1)
+    lst = _list(("Title", titled)) + orphan + "\n"
+    out = ingest(write_files(tmp_path / "in", {"l.txt": lst}))
+    assert [i["summary_zh"] for i in out.items] == [titled]
+    assert [r["reason"] for r in out.rejects] == ["PAIRING_ERROR"]
+
+
+def test_a_long_not_chinese_title_is_cut_in_the_warning(ingest: Any, tmp_path: Path) -> None:
+    title = "A Very Long English Title " * 4
+    out = ingest(write_files(tmp_path / "in", {"a.txt": _page("alpha", listing(1, title, S1))}))
+    [item] = out.items
+    assert _warnings(out) == [
+        f"item {item['id']}: NOT_CHINESE: title_zh {item['title_zh'][:60]!r} is not Chinese"
+    ]
+
+
+def test_a_header_split_needs_the_exact_description(ingest: Any, tmp_path: Path) -> None:
+    """A list whose description has the same key but other punctuation does not split the
+    header; a one-character name is a name."""
+    url = " - 网站：[https://oplearnx.com/topics/t]()"
+    page = _header_page("名字 描述 另一段。" + url, listing(1, "甲", S1))
+    lst = "另一段.\n1 条精选 · 入门 1\nFirst\n" + S1 + "\n"
+    out = ingest(write_files(tmp_path / "a", {"p.txt": page, "l.txt": lst}))
+    assert (out.topics[0]["name"], out.topics[0]["description"]) == ("名字", "描述 另一段。")
+    assert [w.split(": ")[2] for w in out.report["warnings"]] == ["HEADER_AMBIGUOUS"]
+    page = _header_page("甲 描述 另一段。" + url, listing(1, "甲", S1))
+    lst = "描述 另一段。\n1 条精选 · 入门 1\nFirst\n" + S1 + "\n"
+    out = ingest(write_files(tmp_path / "b", {"p.txt": page, "l.txt": lst}))
+    assert (out.topics[0]["name"], out.report["warnings"]) == ("甲", [])
+
+
+def test_each_page_of_a_topic_is_settled_on_its_own(ingest: Any, tmp_path: Path) -> None:
+    """One flattened header the list can split, one it cannot: only the second is warned
+    about, in either order of the two pages."""
+    url = " - 网站：[https://oplearnx.com/topics/t]()"
+    good = _header_page("名字 描述 另一段。" + url, listing(1, "甲", S1))
+    bad = _header_page("名字 其他 文字。" + url, listing(1, "甲", S1))
+    lst = "另一段。\n1 条精选 · 入门 1\nFirst\n" + S1 + "\n"
+    orders = set()
+    for pad in range(8):
+        files = {"a.txt": good + "\n" * pad, "b.txt": bad, "l.txt": lst}
+        orders.add(_sha(files["a.txt"]) < _sha(bad))
+        out = ingest(write_files(tmp_path / f"in{pad}", files))
+        assert [w.split(": ")[:3] for w in out.report["warnings"]] == [
+            ["b.txt", "header", "HEADER_AMBIGUOUS"]
+        ]
+    assert orders == {True, False}
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("header", "slug"),
+    [("名字", "topic-6957a3739c72"), ("", "topic-ddd9c40767f9")],
+)
+def test_a_header_without_url_or_description_gets_a_pinned_slug(
+    ingest: Any, tmp_path: Path, header: str, slug: str
+) -> None:
+    out = ingest(
+        write_files(tmp_path / "in", {"p.txt": _header_page(header, listing(1, "甲", S1))})
+    )
+    assert [t["slug"] for t in out.topics] == [slug]

@@ -10,9 +10,10 @@ import hashlib
 
 from ingest.records.internal import Listing, Provenance
 from ingest.transform.align import ORDER_RATIO, _best, order_edges, topic_edges
+from ingest.transform.components import UnionFind, best_edges, settle
 from ingest.transform.near import MAX_BUCKET, bands, bucket_edges, verify
 from ingest.transform.topics import derived_slug
-from ingest.transform.units import Edge, edge, edge_order, summary_key
+from ingest.transform.units import Edge, Unit, edge, edge_order, summary_key
 
 # Keys of 20 distinct characters each, so similarities are exact: fuzz.ratio of two
 # 20-character keys is 5 x their longest common subsequence. P is shared by A and B.
@@ -152,3 +153,90 @@ def test_band_signatures_are_pinned() -> None:
 
 def test_derived_slugs_are_pinned() -> None:
     assert derived_slug("主题乙只有列表。") == "topic-91da6cb4f152"
+
+
+def _unit(key: str, page: str, title: str | None = None) -> Unit:
+    return Unit(key, [], pages={(page, "topic-page")}, titles={title} if title else set())
+
+
+def _clusters(units: list[Unit], edges: list[Edge]) -> list[list[str]]:
+    return [[u.key for u in c] for c in settle(units, edges).clusters]
+
+
+def test_settle_applies_the_strongest_edge_first() -> None:
+    units = [_unit("k1", "p1"), _unit("k2", "p2"), _unit("k3", "p2")]
+    edges = [edge(90, "k1", "k3", "near"), edge(95, "k1", "k2", "near")]
+    assert _clusters(units, edges) == [["k1", "k2"], ["k3"]]
+
+
+def test_settle_keeps_the_pages_of_both_sides() -> None:
+    """A joined group is on every page either side was on: a third unit on any of them
+    cannot join it, whichever side became the root."""
+    units = [_unit("k1", "p1"), _unit("k2", "p2"), _unit("k3", "p2")]
+    edges = [edge(95, "k1", "k2", "near"), edge(90, "k1", "k3", "near")]
+    assert _clusters(units, edges) == [["k1", "k2"], ["k3"]]
+    units = [_unit("k1", "p1"), _unit("k2", "p2"), _unit("k3", "p1")]
+    edges = [edge(95, "k1", "k2", "near"), edge(90, "k2", "k3", "near")]
+    assert _clusters(units, edges) == [["k1", "k2"], ["k3"]]
+    units = [_unit("k1", "p1"), _unit("k2", "p2"), _unit("k3", "p3"), _unit("k4", "p2")]
+    edges = [edge(95, "k1", "k3", "near"), edge(93, "k2", "k3", "near")]
+    edges.append(edge(90, "k1", "k4", "near"))
+    assert _clusters(units, edges) == [["k1", "k2", "k3"], ["k4"]]
+
+
+def test_settle_keeps_the_titles_of_both_sides() -> None:
+    units = [_unit("k1", "p1", "T1"), _unit("k2", "p2"), _unit("k3", "p3", "T2")]
+    edges = [edge(95, "k1", "k2", "near"), edge(90, "k2", "k3", "near")]
+    assert _clusters(units, edges) == [["k1", "k2"], ["k3"]]
+
+
+def test_settle_goes_on_after_a_refused_or_redundant_edge() -> None:
+    units = [_unit(f"k{n}", f"p{n}") for n in (1, 2, 3, 5)] + [_unit("k4", "p1")]
+    edges = [
+        edge(95, "k1", "k2", "near"),
+        edge(94, "k2", "k3", "order"),
+        edge(93, "k1", "k3", "near"),  # already one group
+        edge(92, "k3", "k4", "near"),  # k4 shares page p1 with k1: refused
+        edge(91, "k4", "k5", "order"),
+    ]
+    settled = settle(units, edges)
+    assert [[u.key for u in c] for c in settled.clusters] == [["k1", "k2", "k3"], ["k4", "k5"]]
+    assert (settled.near_merges, settled.order_joins) == (1, 2)
+    assert [(e.a, e.b) for e in settled.applied] == [("k1", "k2"), ("k2", "k3"), ("k4", "k5")]
+
+
+def test_settle_counts_each_join() -> None:
+    units = [_unit(f"k{n}", f"p{n}") for n in range(1, 4)]
+    near = settle(units, [edge(95, "k1", "k2", "near"), edge(94, "k2", "k3", "near")])
+    assert (near.near_merges, near.order_joins) == (2, 0)
+
+
+def test_settle_ignores_edges_to_keys_it_was_not_given() -> None:
+    assert _clusters([_unit("k1", "p1")], [edge(95, "k1", "zz", "near")]) == [["k1"]]
+    assert _clusters([_unit("k2", "p1")], [edge(95, "aa", "k2", "near")]) == [["k2"]]
+
+
+def test_best_edges_keeps_the_strongest_per_pair_best_first() -> None:
+    self_edge = Edge(100.0, "a", "a", "near")
+    got = best_edges([self_edge, edge(90, "a", "b", "order"), edge(95, "a", "b", "near")])
+    assert got == [Edge(95.0, "a", "b", "near")]
+    got = best_edges([edge(70, "c", "d", "order"), edge(99, "e", "f", "near")])
+    assert got == [Edge(99.0, "e", "f", "near"), Edge(70.0, "c", "d", "order")]
+
+
+def test_union_find_follows_chains_to_the_smallest_root() -> None:
+    uf = UnionFind()
+    uf.union("c", "d")
+    uf.union("b", "c")
+    uf.union("a", "b")
+    assert [uf.find(x) for x in "dcba"] == ["a", "a", "a", "a"]
+
+
+def test_the_page_is_read_in_rank_order_from_zero() -> None:
+    x = C[:14] + J[:6]
+    page = [
+        _listing(C, 0, "topic-page", "page", 1),
+        _listing(A, 1, "topic-page", "page", 0),
+        _listing(B, 2, "topic-page", "page", 2),
+    ]
+    assert _pairs(topic_edges(page + _entries(A, x, B))) == [(min(x, C), max(x, C), 70.0)]
