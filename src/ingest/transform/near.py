@@ -70,4 +70,3 @@ def bucket_edges(keys: Sequence[str]) -> list[Edge]:
             if score is not None:
                 out.append(edge(score, a, b, "near"))
     return out
-

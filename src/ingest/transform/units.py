@@ -57,4 +57,3 @@ def summary_key(x: Listing) -> str:
 def units_of(key: str, listings: Iterable[Listing]) -> Unit:
     """Group stage of exact identity: all listings whose summary key is ``key``."""
     return Unit(key, sorted(listings, key=lambda x: x.lid))
-
