@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint typecheck pytest schema golden bench bench-publish clean
+.PHONY: run test lint typecheck pytest schema golden bench bench-publish eval mutation clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,20 @@ bench: $(STAMP)
 # ingest publish into SQLite and PostgreSQL (INGEST_TEST_PG): first, again, 1 % changed.
 bench-publish: $(STAMP)
 	$(BIN)/python bench/publish.py --size 100MB
+
+# Record quality on the labelled cases (tests/eval/): precision and recall per decision kind,
+# checked against tests/eval/floors.json. `$(BIN)/python bench/eval.py --pin` raises floors.
+eval: $(STAMP)
+	$(BIN)/python bench/eval.py --check
+
+# Mutation testing of the identity, alignment and merge code (transform/units, near,
+# components, align, merge, topics; see [tool.mutmut] in pyproject.toml). Not part of
+# `make test`: about half an hour on 2 cores. Survivors: `$(BIN)/mutmut show NAME`.
+mutation: $(TSTAMP)
+	$(BIN)/pip install -q -e '.[test,mutation]'
+	rm -rf mutants
+	nice $(BIN)/mutmut run --max-children 2
+	$(BIN)/mutmut results --all true | awk '{print $$NF}' | sort | uniq -c
 
 clean:
 	rm -rf $(VENV) out/*.jsonl out/*.json out/*.html out/state out/.ingest out.refused

@@ -148,6 +148,7 @@ def test_topics_whose_urls_differ_but_share_a_slug_stay_apart(ingest: Any, tmp_p
     }
     out = ingest(write_files(tmp_path / "in", files))
     slugs = {t["url"]: t["slug"] for t in out.topics}
+    urls[2] = urls[2].rstrip("/")  # a topic's url is its canonical topic URL
     assert slugs[urls[0]] == "model"
     assert slugs[urls[1]].startswith("model-") and slugs[urls[2]].startswith("model-")
     assert len(set(slugs.values())) == 3 and all(len(t["items"]) == 1 for t in out.topics)

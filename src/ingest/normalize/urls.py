@@ -5,15 +5,30 @@ references are decoded (as CommonMark does in link destinations), then the schem
 taken after removing tab and newline characters and leading controls and blanks (as the
 WHATWG URL parser does). Only ``http`` and ``https`` with a host are kept; anything else,
 and any link holding control, blank, invisible or markup characters, a backslash or a
-user name, is dropped with a warning whose message shows the raw value escaped.
+user name, is dropped with a warning whose message shows the raw value escaped. A target
+with a blank is a link only when what follows the blank is a CommonMark title
+(``"t"``, ``'t'`` or ``(t)``); anything else there is damage, and the link is dropped, never
+cut at the blank.
+
+A kept link is canonical: scheme and host in lower case, the host checked as a domain name
+(IDNA 2008 for non-ASCII and ``xn--`` labels, written in its ASCII form) or an IP address,
+the default port dropped, port 0 and an empty host refused. Path, query and fragment are
+kept as they are.
+
+A *topic* is identified by :func:`topic_url`, a stronger canonical form of its page's URL
+(scheme, ``www.``, trailing slash, tracking parameters and fragment do not count), so every
+variant of one topic page gives one topic and one slug.
 """
 
 from __future__ import annotations
 
 import html
+import ipaddress
 import re
 import unicodedata
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit, urlunsplit
+
+import idna
 
 # Characters no kept link may hold: C0/C1 controls, blanks, invisible format characters
 # (bidi, zero-width, BOM), lone surrogates, markup and quoting characters, and the
@@ -28,6 +43,16 @@ _TAB_NEWLINE = re.compile("[\t\n\r]")
 _C0_SPACE = "".join(chr(i) for i in range(0x21))
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _ALLOWED = ("http", "https")
+_DEFAULT_PORT = {"http": 80, "https": 443}
+# A CommonMark link title after the destination: "t", 't' or (t).
+_TITLE = re.compile(r"""\s*(?:"[^"]*"|'[^']*'|\([^()]*\))\s*""")
+# An ASCII host label as browsers accept it (letters, digits, hyphen, underscore).
+_ASCII_LABEL = re.compile(r"[a-z0-9_-]{1,63}")
+#: Query parameters that only say where a visitor came from: not part of a topic's identity.
+TRACKING_PARAMS = frozenset(
+    {"fbclid", "gclid", "dclid", "msclkid", "yclid", "igshid", "mc_cid", "mc_eid", "_ga", "_gl"}
+    | {"spm", "ref_src"}
+)
 
 
 def check_url(raw: str | None) -> tuple[str | None, tuple[str, str] | None]:
@@ -51,13 +76,21 @@ def check_url(raw: str | None) -> tuple[str | None, tuple[str, str] | None]:
     'URL_UNSAFE'
     >>> check_url("")
     (None, None)
+    >>> check_url("HTTP://Ok.EXAMPLE:80/Path")
+    ('http://ok.example/Path', None)
+    >>> check_url("http://a.com/ b")[1]
+    ('URL_UNSAFE', "character ' ' not allowed in a link; dropped 'http://a.com/ b'")
+    >>> check_url("https://xn--/")[1][0], check_url("http://a.com:0/")[1][0]
+    ('URL_UNSAFE', 'URL_UNSAFE')
+    >>> check_url("https://Bücher.example/x")
+    ('https://xn--bcher-kva.example/x', None)
     """
     if raw is None:
         return None, None
     s = raw.strip()
     if s.startswith("<") and s.endswith(">"):  # <url>: the whole of it is the link
         s = s[1:-1].strip()
-    elif " " in s:  # (url "title") form
+    elif " " in s and _TITLE.fullmatch(s.split(" ", 1)[1]):  # (url "title") form
         s = s.split(" ", 1)[0]
     if not s:
         return None, None
@@ -81,7 +114,78 @@ def check_url(raw: str | None) -> tuple[str | None, tuple[str, str] | None]:
         return None, ("URL_UNSAFE", f"{scheme} link without a host; dropped {shown}")
     if parts.username is not None or parts.password is not None:
         return None, ("URL_UNSAFE", f"link with a user name or password; dropped {shown}")
-    return s, None
+    if parts.port == 0:
+        return None, ("URL_UNSAFE", f"link with port 0; dropped {shown}")
+    host = canonical_host(parts.hostname)
+    if host is None:
+        return None, ("URL_UNSAFE", f"link host is not a valid domain name; dropped {shown}")
+    return _rebuild(parts, scheme, host), None
+
+
+def canonical_host(host: str) -> str | None:
+    """The host in its canonical ASCII form, or None when it is not a usable host name.
+
+    >>> [canonical_host(h) for h in ("OK.Example", "例子.测试", "xn--", "a..b", "[::1]")]
+    ['ok.example', 'xn--fsqu00a.xn--0zwm56d', None, None, '[::1]']
+    """
+    host = host.strip("[]")
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        return f"[{ip.compressed}]" if ip.version == 6 else ip.compressed
+    if not host.isascii():
+        try:
+            host = idna.encode(host, uts46=True).decode("ascii")
+        except (idna.IDNAError, UnicodeError):
+            return None
+    host = host.lower()
+    labels = host[:-1].split(".") if host.endswith(".") else host.split(".")
+    return host if all(_valid_label(x) for x in labels) else None
+
+
+def _valid_label(label: str) -> bool:
+    if not _ASCII_LABEL.fullmatch(label):
+        return False
+    if not label.startswith("xn--"):
+        return True
+    try:
+        idna.decode(label)
+    except (idna.IDNAError, UnicodeError):
+        return False
+    return True
+
+
+def _rebuild(parts: SplitResult, scheme: str, host: str) -> str:
+    port = parts.port
+    netloc = host if port is None or port == _DEFAULT_PORT[scheme] else f"{host}:{port}"
+    return urlunsplit((scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def topic_url(url: str) -> str:
+    """The identity of a topic page's URL (a URL ``check_url`` kept): https, no ``www.``,
+    no default port, no trailing slash, no tracking parameters (``utm_*`` and
+    :data:`TRACKING_PARAMS`; the others sorted), no fragment. Path case is kept.
+
+    >>> topic_url("http://www.oplearnx.com:443/topics/x/?utm_source=a&b=2&a=1#top")
+    'https://oplearnx.com/topics/x?a=1&b=2'
+    >>> topic_url("https://oplearnx.com/")
+    'https://oplearnx.com'
+    """
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    host = host[4:] if host.startswith("www.") and host.count(".") >= 2 else host
+    if ":" in host:
+        host = f"[{host}]"
+    port = parts.port
+    netloc = host if port is None or port in (80, 443) else f"{host}:{port}"
+    query = sorted(
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if not (k.lower().startswith("utm_") or k.lower() in TRACKING_PARAMS)
+    )
+    return urlunsplit(("https", netloc, parts.path.rstrip("/"), urlencode(query), ""))
 
 
 def _browser_scheme(s: str) -> str | None:

@@ -30,17 +30,17 @@ def order_edges(page: list[Listing], entries: list[Listing]) -> list[Edge]:
     ekeys = [summary_key(x) for x in entries]
     exact = {k: p for p, k in reversed(list(enumerate(pkeys)))}
     matched = [exact[k] if k in exact else _near(k, pkeys) for k in ekeys]
-    used = {m for m in matched if m is not None}
     out = []
     for n, key in enumerate(ekeys):
         if matched[n] is not None:
             continue
         lo = max((m for m in matched[:n] if m is not None), default=-1)
         hi = min((m for m in matched[n + 1 :] if m is not None), default=len(page))
-        best = _best(key, [(p, pkeys[p]) for p in range(lo + 1, hi) if p not in used])
+        # Every listing strictly between the neighbours' matches is unmatched: an earlier
+        # entry's match is at most lo, a later one's at least hi.
+        best = _best(key, [(p, pkeys[p]) for p in range(lo + 1, hi)])
         if best is not None:
             matched[n] = best[0]
-            used.add(best[0])
             out.append(edge(best[1], key, pkeys[best[0]], "order"))
     return out
 

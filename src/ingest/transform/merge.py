@@ -79,18 +79,23 @@ def _orphan(x: Listing) -> PageReject:
 
 
 def _duplicates(cluster: list[Unit]) -> list[str]:
-    out = []
+    """A warning for each extra listing of one resource on one page. A page is its content
+    (sha256 and kind): byte-identical files under two names are one page, and the same
+    listing in each copy (same offset) is one listing, not a duplicate."""
+    out: list[str] = []
     for u in cluster:
-        seen: dict[tuple[str, str], Listing] = {}
+        seen: dict[tuple[str, str], dict[int, Listing]] = {}
         for x in sorted(u.listings, key=lambda x: x.lid):
-            page = (x.prov.sha256, x.prov.format)
-            if page in seen:
-                out.append(
-                    f"{x.prov.file}: {x.prov.locator}: DUPLICATE_ITEM: same resource as "
-                    f"{seen[page].prov.locator}; merged"
-                )
-            else:
-                seen[page] = x
+            at = seen.setdefault((x.prov.sha256, x.prov.format), {})
+            if x.prov.byte_offset not in at:
+                at[x.prov.byte_offset] = x
+        for at in seen.values():
+            first, *rest = sorted(at.values(), key=lambda x: x.prov.byte_offset)
+            out.extend(
+                f"{x.prov.file}: {x.prov.locator}: DUPLICATE_ITEM: same resource as "
+                f"{first.prov.locator}; merged"
+                for x in rest
+            )
     return out
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
 from rapidfuzz import fuzz
 
-from .units import Edge, edge, edge_order
+from .units import Edge, edge
 
 #: Confirmed near-duplicate: rapidfuzz ratio (0-100) of the two summary keys.
 NEAR_DUP_RATIO = 88.0
@@ -70,17 +70,3 @@ def bucket_edges(keys: Sequence[str]) -> list[Edge]:
             if score is not None:
                 out.append(edge(score, a, b, "near"))
     return out
-
-
-def near_edges(
-    keys: Sequence[str],
-    mapper: Callable[[Callable[[str], list[bytes]], Sequence[str]], Iterable[list[bytes]]] = map,
-) -> list[Edge]:
-    """All confirmed near-duplicate edges among distinct keys; ``mapper`` computes the
-    signatures (``map``, or a process pool's)."""
-    buckets: dict[bytes, list[str]] = {}
-    for k, signature in zip(keys, mapper(bands, keys), strict=True):
-        for band in signature:
-            buckets.setdefault(band, []).append(k)
-    edges = {e for bucket in buckets.values() for e in bucket_edges(bucket)}
-    return sorted(edges, key=edge_order)

@@ -1,5 +1,10 @@
 """Topic join: topic-lists join topic pages by the normalized description (key → group).
 
+A topic page is identified by its canonical topic URL (``normalize.urls.topic_url``: https,
+no ``www.``, no default port, no trailing slash, no tracking parameters, no fragment; the
+header already carries it), so two copies of a page whose URLs differ only in those ways
+are one topic, and its slug never depends on which variant a page showed.
+
 A flattened header ('# NAME DESCRIPTION') offers one key per place it could split; the
 topic-list's description line picks the split. A topic-list whose page is not in the
 batch still yields a topic, its slug derived from the description (with a warning).

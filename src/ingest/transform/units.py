@@ -57,11 +57,3 @@ def summary_key(x: Listing) -> str:
 def units_of(key: str, listings: Iterable[Listing]) -> Unit:
     """Group stage of exact identity: all listings whose summary key is ``key``."""
     return Unit(key, sorted(listings, key=lambda x: x.lid))
-
-
-def units_by_key(listings: Iterable[Listing]) -> dict[str, Unit]:
-    """key → unit of every summary key among the listings (the exact-identity group)."""
-    by_key: dict[str, list[Listing]] = {}
-    for x in listings:
-        by_key.setdefault(summary_key(x), []).append(x)
-    return {k: units_of(k, xs) for k, xs in sorted(by_key.items())}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ...normalize.text import clean, match_key, md_unescape
-from ...normalize.urls import check_url
+from ...normalize.urls import check_url, topic_url
 from ...records.internal import TopicHeader
 from .base import Page
 
@@ -68,7 +68,9 @@ def _link_text(page: Page, raw: str | None) -> str | None:
 
 
 def _header_url(page: Page, raw: str | None) -> tuple[str | None, str | None]:
-    """The topic's URL (checked) and the raw URL text the slug comes from."""
+    """The topic's URL and the text the slug comes from: the canonical topic URL
+    (:func:`~ingest.normalize.urls.topic_url`, the same for every variant of the page's
+    URL) when the header gives a usable link, else the raw text."""
     if raw is None:
         return None, None
     m = _LINK.search(raw)
@@ -76,7 +78,8 @@ def _header_url(page: Page, raw: str | None) -> tuple[str | None, str | None]:
     for c in candidates:
         url, _ = check_url(c)
         if url is not None:
-            return url, url
+            canonical = topic_url(url)
+            return canonical, canonical
     text = clean(candidates[-1])
     return page.url(text, "header"), text
 
