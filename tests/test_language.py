@@ -8,6 +8,7 @@ the floor and refuses to lower it.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -147,3 +148,16 @@ def test_original_languages_through_the_command_line(ingest: Any, tmp_path: Path
     assert out.code == 0 and not out.rejects
     got = {i["title_original"]: i["original_language"] for i in out.items}
     assert {t: got[t] for t in titles} == titles
+
+
+def test_the_floor_is_only_ever_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bench/langid.py --pin`` raises the floor to the accuracy measured, never lowers it."""
+    spec = importlib.util.spec_from_file_location("langid_bench", ROOT / "bench" / "langid.py")
+    assert spec and spec.loader
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    floor = tmp_path / "floor.json"
+    floor.write_text('{"accuracy": 0.9}\n', encoding="utf-8")
+    monkeypatch.setattr(bench, "FLOOR", floor)
+    assert bench.pin(0.8) == 1 and json.loads(floor.read_text())["accuracy"] == 0.9
+    assert bench.pin(0.95) == 0 and json.loads(floor.read_text())["accuracy"] == 0.95
