@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +162,18 @@ def test_the_floor_is_only_ever_raised(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(bench, "FLOOR", floor)
     assert bench.pin(0.8) == 1 and json.loads(floor.read_text())["accuracy"] == 0.9
     assert bench.pin(0.95) == 0 and json.loads(floor.read_text())["accuracy"] == 0.95
+
+
+def test_loading_the_models_writes_no_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk or a file-size limit must not stop a run at its first split vote
+    (py3langid's own loader writes its 68 MB model to a temporary file)."""
+
+    def refuse(*_: Any, **__: Any) -> None:
+        raise OSError(27, "File too large")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
+    monkeypatch.setattr(tempfile, "NamedTemporaryFile", refuse)
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    for load in (lang._langid_model, lang._fasttext_model):
+        load.cache_clear()
+        assert load() is not None

@@ -17,6 +17,7 @@ distinct title is judged once per process (``bench/langid.py`` scores the choice
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cache, lru_cache
 from typing import Any
 
@@ -147,7 +148,46 @@ def _fasttext_model() -> Any:
 
 @cache
 def _langid_model() -> Any:
-    """langid.py's model as py3langid ships it, in an instance of our own (not its global)."""
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    """langid.py's model as py3langid ships it, in an instance of our own (not its global).
 
-    return LanguageIdentifier.from_model_file(MODEL_FILE)
+    py3langid's own loader writes the model, 68 MB uncompressed, to a temporary file first:
+    a full disk or a file-size limit would stop the run there. Here the xz stream is read
+    front to back instead; the answers are the same (checked on every labelled title).
+    """
+    import lzma
+
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+
+    with lzma.open(MODEL_DIR / MODEL_FILE) as stream:
+        m = dict(_npz_members(stream))
+    return LanguageIdentifier(
+        m["ptc"],
+        m["pc"],
+        m["classes"].tolist(),
+        m["nextmove"],
+        m["out_feat"].tolist(),
+        tk_row=m["nextmove_row"],
+    )
+
+
+def _npz_members(stream: Any) -> Iterator[tuple[str, Any]]:
+    """(name, array) of each member of an uncompressed ``.npz`` read as a stream (``np.savez``
+    stores its members); the state-machine tables become ``array``s, as py3langid keeps them."""
+    import struct
+    from array import array
+
+    import numpy as np
+
+    while (head := stream.read(30))[:4] == b"PK\x03\x04":
+        flags, method = struct.unpack("<HH", head[6:10])
+        if method != 0 or flags & 8:
+            raise ValueError(f"py3langid's model is not a stored .npz (method {method})")
+        name_len, extra_len = struct.unpack("<HH", head[26:30])
+        name = stream.read(name_len).decode().removesuffix(".npy")
+        stream.read(extra_len)
+        value: Any = np.lib.format.read_array(stream, allow_pickle=False)
+        if name in ("nextmove", "nextmove_row"):
+            table = array({2: "H", 4: "I", 8: "L"}[value.dtype.itemsize])
+            table.frombytes(memoryview(value).cast("B"))
+            value = table
+        yield name, value
