@@ -180,7 +180,6 @@ def _npz_members(stream: Any) -> Iterator[tuple[str, Any]]:
     """(name, array) of each member of an uncompressed ``.npz`` read as a stream (``np.savez``
     stores its members); the state-machine tables become ``array``s, as py3langid keeps them."""
     import struct
-    from array import array
 
     import numpy as np
 
@@ -191,9 +190,29 @@ def _npz_members(stream: Any) -> Iterator[tuple[str, Any]]:
         name_len, extra_len = struct.unpack("<HH", head[26:30])
         name = stream.read(name_len).decode().removesuffix(".npy")
         stream.read(extra_len)
-        value: Any = np.lib.format.read_array(stream, allow_pickle=False)
         if name in ("nextmove", "nextmove_row"):
-            table = array({2: "H", 4: "I", 8: "L"}[value.dtype.itemsize])
-            table.frombytes(memoryview(value).cast("B"))
-            value = table
-        yield name, value
+            yield name, _read_table(stream)
+        else:
+            yield name, np.lib.format.read_array(stream, allow_pickle=False)
+
+
+def _read_table(stream: Any) -> Any:
+    """A ``.npy`` of unsigned integers read straight into an ``array`` (the 39 MB state
+    table is never held twice)."""
+    from array import array
+    from math import prod
+
+    from numpy.lib import format as npy
+
+    if npy.read_magic(stream) == (1, 0):
+        shape, _, dtype = npy.read_array_header_1_0(stream)
+    else:
+        shape, _, dtype = npy.read_array_header_2_0(stream)
+    table = array({2: "H", 4: "I", 8: "L"}[dtype.itemsize], [0]) * prod(shape)
+    view, done = memoryview(table).cast("B"), 0
+    while done < len(view):
+        got = stream.readinto(view[done : done + (1 << 20)])  # a bounded read: no big copy
+        if not got:
+            raise ValueError("py3langid's model ends early")
+        done += got
+    return table
