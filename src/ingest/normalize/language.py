@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from functools import cache, lru_cache
 from typing import Any
 
+import pycld2
+
 from .text import has_han
 
 _KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff]")
@@ -115,8 +117,6 @@ def iso639_1(code: str) -> str | None:
 
 def _cld2(text: str, *, best_effort: bool) -> str | None:
     """CLD2's answer: when it calls it reliable, or its best guess with ``best_effort``."""
-    import pycld2
-
     try:  # a best-effort call always says reliable: the flag comes from a plain call
         reliable, _, details = pycld2.detect(text, bestEffort=best_effort)
     except pycld2.error:  # control characters: CLD2 calls them invalid UTF-8
