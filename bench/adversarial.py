@@ -1,12 +1,15 @@
-"""Parse time on adversarial inputs must grow linearly: t(2n)/t(n) ≤ 2.5 from 1 MB up.
+"""Time on adversarial inputs must grow linearly: t(2n)/t(n) ≤ 2.5 from 1 MB up.
 
 Each shape targets a way a parser goes superlinear (BAD_INPUTS I1, B7): unclosed brackets
 and parentheses, nested brackets, meta blocks that never close, long space runs, numbers
-that look like listings, and line-based pages with huge line counts. Each input is parsed
-through the real per-file map (decode, detect, parse); the median of 5 runs is reported.
+that look like listings, and line-based pages with huge line counts; and a way language
+identification does (issue 13): thousands of distinct short Latin titles, each judged once.
+Each input goes through the real per-file map (decode, detect, parse), then the language
+of each distinct original title is judged (cache emptied first); the median of 5 runs.
 
     python bench/adversarial.py                  # 1, 2, 4 MB
     python bench/adversarial.py --sizes 1,2,4,8  # MB
+    python bench/adversarial.py --sizes 0.05,0.1 --only short  # shapes whose name has "short"
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Callable
 
 from ingest.engines.local import few_collections
 from ingest.extract.pages import parse_bytes
+from ingest.normalize.language import language_of
 
 HEADER = (
     "# 测试主题 测试用的描述。 - 所属：[分类]() - 网站：[https://oplearnx.com/topics/t]() "
@@ -30,6 +34,37 @@ SUMMARY = "这是一段足够长的中文摘要，用来把标题行和摘要行
 
 def _repeat(unit: str, n: int) -> str:
     return unit * max(1, n // len(unit.encode()))
+
+
+SYLLABLES = "ka lo mi ve ra tu zen qu ix or an bel dor fis gra hul".split()
+WORDS = "fast sparse kernel cache tuning serving notes guide live agent loader".split()
+
+
+def _pseudo(i: int) -> str:
+    """A made-up word, one per number (a syllable per hex digit)."""
+    return "".join(SYLLABLES[int(d, 16)] for d in f"{i:x}")
+
+
+def _short_title(i: int) -> str:
+    """Distinct short Latin titles of every kind the detector tells apart: ``Title N``,
+    a made-up name and a number, three made-up words, words and a version, a repository."""
+    w = _pseudo(i)
+    return (
+        f"Title {i}",
+        f"{w.title()} {i % 100}",
+        f"{w} {_pseudo(i * 7 + 3)} {_pseudo(i * 13 + 5)}",
+        f"{WORDS[i % len(WORDS)].title()} {WORDS[i * 3 % len(WORDS)]} {w} v{i % 10}.{i % 7}",
+        f"{w}/{w.title()}-{i % 9}",
+    )[i % 5]
+
+
+def _short_titles(n: int) -> str:
+    entries, size, i = [], 0, 0
+    while size < n:
+        entries.append(f"{_short_title(i)}\n{i}{SUMMARY}\n")
+        size += len(entries[-1].encode())
+        i += 1
+    return "描述。\n9 条精选 · 入门 1\n" + "".join(entries)
 
 
 SHAPES: dict[str, Callable[[int], str]] = {
@@ -51,16 +86,25 @@ SHAPES: dict[str, Callable[[int], str]] = {
         f"某处··1 天前\n标题\nTitle\n{SUMMARY}\n- 分级\n- 值得看\n推荐阅读\n"
         + _repeat(f"相关\nRelated\n{SUMMARY}\n", n)
     ),
+    "topic list, short titles": _short_titles,
 }
 
 
+def parse_and_judge(data: bytes) -> None:
+    """The per-file map, then the language of each distinct original title."""
+    language_of.cache_clear()
+    page = parse_bytes("adversarial.txt", data)
+    for title in {x.title_original for x in page.listings}:
+        language_of(title)
+
+
 def median_time(data: bytes) -> float:
-    """Median of 5 parses, with garbage collection as ``ingest run`` sets it."""
+    """Median of 5 runs, with garbage collection as ``ingest run`` sets it."""
     times = []
     with few_collections():
         for _ in range(5):
             t = time.perf_counter()
-            parse_bytes("adversarial.txt", data)
+            parse_and_judge(data)
             times.append(time.perf_counter() - t)
     return statistics.median(times)
 
@@ -70,12 +114,16 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--sizes", default="1,2,4", help="MB, each double the one before")
+    p.add_argument("--only", default="", help="only the shapes whose name contains this")
     args = p.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = [float(s) for s in args.sizes.split(",")]
     worst = 0.0
-    print(f"{'shape':28s}" + "".join(f"{s:>8d}MB" for s in sizes) + "   t(2n)/t(n)")
+    language_of("warm up the models")  # loaded once per process, as in a run
+    print(f"{'shape':28s}" + "".join(f"{s:>8g}MB" for s in sizes) + "   t(2n)/t(n)")
     for name, make in SHAPES.items():
-        times = [median_time(make(s * 1_000_000).encode()) for s in sizes]
+        if args.only not in name:
+            continue
+        times = [median_time(make(int(s * 1_000_000)).encode()) for s in sizes]
         ratios = [b / a for a, b in itertools.pairwise(times)]
         worst = max(worst, *ratios)
         print(

