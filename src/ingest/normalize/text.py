@@ -86,17 +86,38 @@ def clean(s: str, *, markdown: bool = False, warn: Callable[[str], None] | None 
             warn("ODD_WHITESPACE")  # line/paragraph separators: collapsed to a space
     if markdown and "\\" in s:
         s = md_unescape(s)
+    codes: dict[str, None] = {}
+    for _ in range(_PASSES):  # markup and invisible characters can hide each other
+        before, s = s, _strip_pass(s, codes)
+        if s == before:
+            break
+    else:  # nested deeper than the passes: no angle bracket can be trusted
+        s = _strip_pass(s.replace("<", "").replace(">", ""), codes)
+    if warn is not None:
+        for code in codes:
+            warn(code)
+    return " ".join(s.split())
+
+
+#: Passes of markup and control removal before a field is called pathologically nested.
+_PASSES = 4
+
+
+def _strip_pass(s: str, codes: dict[str, None]) -> str:
+    """One pass of markup and then control removal; ``codes`` collects what was done.
+
+    >>> _strip_pass("<\u200b/>x", {}), _strip_pass(_strip_pass("<\u200b/>x", {}), {})
+    ('</>x', 'x')
+    """
     if "<" in s or "&" in s:
         s, had_markup = strip_markup(s)
         if had_markup:
             s = unicodedata.normalize("NFC", s)  # a removed tag or entity can join a sequence
-            if warn is not None:
-                warn("MARKUP_REMOVED")
+            codes["MARKUP_REMOVED"] = None
     if _REMOVED_RE.search(s) is not None:
         s = unicodedata.normalize("NFC", _REMOVED_RE.sub("", s))
-        if warn is not None:
-            warn("CONTROL_CHAR_REMOVED")
-    return " ".join(s.split())
+        codes["CONTROL_CHAR_REMOVED"] = None
+    return s
 
 
 def match_key(s: str) -> str:
