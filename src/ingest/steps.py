@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol
 
 from .extract.pages import extract_page
 from .normalize.language import language_of
+from .normalize.language import warm as warm_languages
 from .records.internal import Listing, PageResult
 from .records.output import RunOutput
 from .state.index import IdIndex
@@ -84,6 +85,7 @@ class Step:
     view: Callable[[Any], Any] | None = None
     gather: Callable[[list[Any], Context], Any] | None = None
     pool: bool = False  # costly per record: the local engine runs it in its process pool
+    warm: Callable[[], None] | None = None  # loads what workers need, before they fork
     progress: bool = False  # the engine reports each record this step finishes
 
 
@@ -225,6 +227,7 @@ STEPS: tuple[Step, ...] = (
         pairs=by_title,
         gather=with_known,
         pool=True,
+        warm=warm_languages,
     ),
     Step("records", "map", "resolved", "parts", records, gather=parts),
     Step("assemble", "driver", "", "output", output),

@@ -59,6 +59,8 @@ class LocalEngine:
         if not step.pool or self.jobs <= 1 or len(items) <= 1:
             _set_task(step, ctx)
             return map(func, items)
+        if step.warm is not None:
+            step.warm()
         return pmap(func, items, self.jobs, initializer=_set_task, initargs=(step, ctx))
 
 
