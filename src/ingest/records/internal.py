@@ -103,6 +103,7 @@ class PageResult:
     warnings: list[str] = field(default_factory=list)
     header: TopicHeader | None = None
     stats: TopicStats | None = None
+    marks: list[str] = field(default_factory=list)  # structural marks found, in page order
 
     slug: str | None = None  # the topic this page belongs to, once topics are joined
     listings_elsewhere: int = 0  # listings kept on a worker while these facts travel
