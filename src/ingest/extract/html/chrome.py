@@ -6,9 +6,11 @@ else the whole body. Removed, with their subtrees:
 * everything outside the content, but for the ancestors that lead to it;
 * inside it: ``nav``; elements with the ARIA role navigation, search, banner, contentinfo or
   complementary; cookie, consent, share, social, breadcrumb and copyright bars (told by
-  their ``class``, ``id`` or ``aria-label``); and ``header``, ``footer`` and ``aside`` that
-  belong to the whole page (no ``article``, ``aside``, ``main``, ``nav`` or ``section``
-  around them: the site's banner, footer and sidebar, not a section's own).
+  their ``class``, ``id`` or ``aria-label``); ``header`` and ``footer`` that belong to the
+  whole page (no ``article``, ``aside``, ``main``, ``nav`` or ``section`` around them: the
+  site's banner and footer, not a section's own) and ``aside`` that belongs to the page or
+  its ``main`` (a sidebar, not an article's or a section's aside), as HTML-AAM maps them
+  to the banner, contentinfo and complementary roles.
 
 A block that carries one of the page's own structural marks is never removed, wherever it
 is: the topic header's ``所属：`` / ``网站：``, a ``条精选`` stats line, a ``publisher··age``
@@ -37,8 +39,9 @@ _CHROME_NAME: Final = re.compile(
     re.IGNORECASE,
 )
 _CHROME_LABEL: Final = re.compile(r"cookie|share|breadcrumb|分享|面包屑", re.IGNORECASE)
-_LANDMARKS: Final = frozenset(["header", "footer", "aside"])
+_LANDMARKS: Final = frozenset(["header", "footer"])
 _SECTIONING: Final = frozenset(["article", "aside", "main", "nav", "section"])
+_SECTIONS: Final = _SECTIONING - {"main"}  # what makes an aside a section's own
 
 
 @dataclass(slots=True)
@@ -94,8 +97,9 @@ class _Stream:
     """The second pass's state: the kept open elements and how deep a skip goes."""
 
     layout: _Layout
-    opened: list[tuple[bool, bool]] = field(default_factory=list)  # (in content, sectioning)
+    opened: list[tuple[bool, str]] = field(default_factory=list)  # (in content, tag)
     sectioning: int = 0  # kept open sectioning elements (article, aside, main, nav, section)
+    sections: int = 0  # the same but main
     k: int = -1  # ordinal of the last start event
     skip: int = 0  # depth inside a removed subtree
 
@@ -114,13 +118,15 @@ class _Stream:
         return (bool(self.opened) and self.opened[-1][0]) or self.layout.content is None
 
     def open(self, k: int, tag: str) -> None:
-        section = tag in _SECTIONING
-        self.sectioning += section
-        self.opened.append((k not in self.layout.ancestors, section))
+        self.sectioning += tag in _SECTIONING
+        self.sections += tag in _SECTIONS
+        self.opened.append((k not in self.layout.ancestors, tag))
 
     def close(self) -> None:
         if self.opened:
-            self.sectioning -= self.opened.pop()[1]
+            tag = self.opened.pop()[1]
+            self.sectioning -= tag in _SECTIONING
+            self.sections -= tag in _SECTIONS
 
     def drop(self, k: int, tag: str, attrs: Attrs) -> bool:
         """Remove element ``k`` and its subtree? (See the module docstring.)"""
@@ -134,6 +140,8 @@ class _Stream:
         names = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
         if _CHROME_NAME.search(names) or _CHROME_LABEL.search(attrs.get("aria-label") or ""):
             return True
+        if tag == "aside":
+            return not self.sections
         return tag in _LANDMARKS and not self.sectioning
 
 

@@ -95,12 +95,10 @@ def _kv(page: Page, lines: list[Line], related: bool) -> dict[str, str]:
             )
     if items:
         page.mark("key_values")
-    if len(items) % 2:
-        page.warn("BAD_KV", f"line {items[-1].number}", "a key without a value")
+    texts = [page.field(ln.text.lstrip()[2:], f"line {ln.number}") for ln in items]
     facts: dict[str, str] = {}
-    for key_ln, val_ln in zip(items[::2], items[1::2], strict=False):
-        key = page.field(key_ln.text.lstrip()[2:], f"line {key_ln.number}")
-        value = page.field(val_ln.text.lstrip()[2:], f"line {val_ln.number}")
+    for k, v in _pairs(page, items, texts):
+        key_ln, val_ln, key, value = items[k], items[v], texts[k], texts[v]
         name = _KEYS.get(key)
         if name is None:
             page.warn("UNKNOWN_KEY", f"line {key_ln.number}", f"{key!r} = {value!r} not used")
@@ -111,6 +109,23 @@ def _kv(page: Page, lines: list[Line], related: bool) -> dict[str, str]:
         else:
             facts[name] = value
     return facts
+
+
+def _pairs(page: Page, items: list[Line], texts: list[str]) -> list[tuple[int, int]]:
+    """Key/value pairs (indexes) in order. A line that is no known key, right before a
+    known key, cannot be a key with its value: a stray line (skipped), not a shift."""
+    pairs, i = [], 0
+    while i < len(items):
+        if i + 1 >= len(items):
+            page.warn("BAD_KV", f"line {items[i].number}", "a key without a value")
+        elif texts[i] not in _KEYS and texts[i + 1] in _KEYS:
+            page.skip([items[i]], "in the key/value block, before a known key")
+            i += 1
+            continue
+        else:
+            pairs.append((i, i + 1))
+        i += 2
+    return pairs
 
 
 def _skipped_furniture(page: Page, line: Line) -> bool:

@@ -20,6 +20,7 @@ _MAX_FURNITURE = 120
 #: A list, heading or bullet marker that furniture keeps when it is rendered as markdown.
 _MARKER = re.compile(r"^(?:#{1,6}|[0-9]{1,3}[.)]|[-*+•·])\s+")
 #: What separates the entries of a menu or a breadcrumb trail.
+_LINK = re.compile(r"\[([^\[\]]{0,60})\]\([^()]{0,200}\)")  # a menu entry rendered as a link
 _SEP = re.compile(r"\s*(?:[·・•|｜/／›»>→]|&gt;)\s*")
 _ONLY_PUNCTUATION = re.compile(r"^[\s\-—–_=*·•|｜/\\~.。…:：,，、>›»<‹«]+$")
 _LEGAL = re.compile(
@@ -74,10 +75,10 @@ def is_furniture(line: str) -> bool:
     [True, True, True, True]
     >>> [is_furniture(s) for s in ("首页 › 主题 › 模型服务与算力", "分享到：微博", "返回顶部")]
     [True, True, True]
-    >>> [is_furniture(s) for s in ("© 2026 LearnMap · 学径", "京ICP备12345678号-1", "———")]
-    [True, True, True]
-    >>> is_furniture("本站使用 Cookie 改善浏览体验 · 接受")
-    True
+    >>> [is_furniture(s) for s in ("© 2026 LearnMap · 学径", "京ICP备12345678号-1", "———", "---")]
+    [True, True, True, False]
+    >>> [is_furniture(s) for s in ("本站使用 Cookie 改善浏览体验 · 接受", "1. [首页](/)")]
+    [True, True]
     >>> [is_furniture(s) for s in ("Copyright Law and AI", "Share Your Models", "❤️", "Home Lab")]
     [False, False, False, False]
     >>> is_furniture("介绍首页推荐算法与搜索排序的博客文章，讨论分享按钮对点击率的影响。")
@@ -87,8 +88,8 @@ def is_furniture(line: str) -> bool:
     if not s or len(s) > _MAX_FURNITURE or is_summary_line(s):
         return False
     if _ONLY_PUNCTUATION.match(s):
-        return True
-    s = _MARKER.sub("", s, count=1)
+        return s.strip("-") != ""  # '---' is a topic page's footer mark, never furniture
+    s = _LINK.sub(r"\1", _MARKER.sub("", s, count=1))
     if _LEGAL.search(s) or _SHARE.match(s) or _COOKIE.search(s):
         return True
     parts = [p.strip().lower() for p in _SEP.split(s)]

@@ -84,9 +84,16 @@ def _mark(page: Page, frame: Frame, heads: list[Head], footer: int | None) -> No
 
 
 def _footer(page: Page, footer: int) -> None:
-    """Read the footer up to its source line; what follows it belongs to no structure."""
+    """Read the footer up to its source line (site furniture inside it skipped); what
+    follows it belongs to no structure."""
     end, has_source = footer_end(page.text, footer)
-    parse_footer(page, page.text[footer:end])
+    raw = page.text[footer:end]
+    lines = page.lines_in(footer + 3, end)
+    furniture = [ln for ln in lines if is_furniture(ln.text)]
+    if furniture:
+        page.skip(furniture, "of site furniture in the footer")
+        raw = "--- " + " ".join(ln.text for ln in lines if ln not in furniture)
+    parse_footer(page, raw)
     if has_source:
         page.mark("source")
     page.skip(page.lines_in(end, len(page.text)), "after the page's footer")
