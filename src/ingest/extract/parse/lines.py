@@ -48,6 +48,8 @@ _NAV_PHRASES = frozenset(
      "copy link", "privacy policy", "terms of use", "terms of service"]
 )  # fmt: skip
 _HOME = frozenset(["首页", "主页", "home"])
+_MARKED = frozenset("#0123456789-*+•·[")  # first characters of a marker or a link
+_LEGAL_WORDS = ("©", "(c)", "copyright", "版权", "保留所有权利", "rights reserved", "icp", "公网安")
 
 
 def is_summary_line(s: str) -> bool:
@@ -85,19 +87,30 @@ def is_furniture(line: str) -> bool:
     False
     """
     s = line.strip()
-    if not s or len(s) > _MAX_FURNITURE or is_summary_line(s):
+    if not s or len(s) > _MAX_FURNITURE:
         return False
     if _ONLY_PUNCTUATION.match(s):
         return s.strip("-") != ""  # '---' is a topic page's footer mark, never furniture
-    s = _LINK.sub(r"\1", _MARKER.sub("", s, count=1))
-    if _LEGAL.search(s) or _SHARE.match(s) or _COOKIE.search(s):
-        return True
-    parts = [p.strip().lower() for p in _SEP.split(s)]
-    if not all(parts):
+    s = _LINK.sub(r"\1", _MARKER.sub("", s, count=1)) if s[0] in _MARKED else s
+    low = s.lower()
+    found = (
+        _is_menu(low)
+        or (any(w in low for w in _LEGAL_WORDS) and _LEGAL.search(low) is not None)
+        or (low.startswith(("分享", "share")) and _SHARE.match(low) is not None)
+        or ("cookie" in low and _COOKIE.search(low) is not None)
+    )
+    return found and not is_summary_line(s)
+
+
+def _is_menu(low: str) -> bool:
+    """Menu entries only, or a breadcrumb trail from the home page."""
+    first = _SEP.split(low, maxsplit=1)[0].strip()
+    if first not in _NAV_WORDS and first not in _NAV_PHRASES:
         return False
+    parts = [p.strip() for p in _SEP.split(low)]
     if all(p in _NAV_WORDS or p in _NAV_PHRASES for p in parts):
         return True
-    return len(parts) >= 2 and parts[0] in _HOME  # a breadcrumb trail from the home page
+    return len(parts) >= 2 and all(parts) and parts[0] in _HOME
 
 
 def without_furniture(page: Page, lines: list[Line], where: str) -> list[Line]:

@@ -43,9 +43,13 @@ class Head:
     meta: str
 
 
-def accepted_heads(page: Page, text: str, start: int) -> list[Head]:
-    """Candidate heads that pass the grammar, filtered by the numbering (see module doc)."""
-    valid = [h for m in CANDIDATE.finditer(text, start) if (h := _scan_head(text, m)) is not None]
+def valid_heads(text: str) -> list[Head]:
+    """Every candidate head in ``text`` that passes the grammar, in order."""
+    return [h for m in CANDIDATE.finditer(text) if (h := _scan_head(text, m)) is not None]
+
+
+def accepted_heads(page: Page, valid: list[Head]) -> list[Head]:
+    """Valid heads filtered by the numbering (see the module docstring)."""
     accepted: list[Head] = []
     last = 0
     for i, head in enumerate(valid):

@@ -16,7 +16,7 @@ from ...records.internal import Listing
 from ...records.vocab import KINDS, LEVELS
 from .base import MAX_LISTINGS, Page, ends_sentence
 from .lines import is_furniture
-from .listing_heads import Head, accepted_heads, ambiguous, broken_heads, first_listing_head
+from .listing_heads import Head, accepted_heads, ambiguous, broken_heads, valid_heads
 from .topic_frame import Frame, footer_end, locate
 from .topic_header import find_footer, parse_footer, parse_header
 
@@ -26,11 +26,12 @@ _META_SEP = re.compile(r"\s*[·・•]\s*")
 
 def parse_topic_page(page: Page) -> None:
     text = page.text
-    frame = locate(text, first_listing_head(text))
+    valid = valid_heads(text)
+    frame = locate(text, valid[0].start if valid else None)
     page.result.header = parse_header(page, text[slice(*frame.header)]) if frame.header else None
     if frame.header is None:
         page.warn("HEADER_MISSING", "file", "no '# ' heading or header fields: topic unknown")
-    heads = accepted_heads(page, text, frame.body)
+    heads = accepted_heads(page, [h for h in valid if h.start >= frame.body])
     footer = find_footer(page, text, heads[-1].end if heads else frame.body)
     if not heads:
         page.warn("NO_LISTINGS", "file", "a topic page without any listing")
