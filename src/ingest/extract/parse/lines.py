@@ -83,7 +83,7 @@ def is_furniture(line: str) -> bool:
     [True, True]
     >>> [is_furniture(s) for s in ("Copyright Law and AI", "Share Your Models", "❤️", "Home Lab")]
     [False, False, False, False]
-    >>> is_furniture("介绍首页推荐算法与搜索排序的博客文章，讨论分享按钮对点击率的影响。")
+    >>> is_furniture("我们测试了 Cookie 同意弹窗对转化率的影响，发现多数用户会直接点击接受。")
     False
     """
     s = line.strip()
