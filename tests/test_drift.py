@@ -127,6 +127,7 @@ PAGES: dict[str, tuple[str, dict[str, Mutate]]] = {
         T004,
         {
             "start": START,
+            "between byline and title": at_line(1),
             "between summary and key/values": at_line(4),
             "between key/values and 推荐阅读": at_line(8),
             "after 推荐阅读": at_line(9),
@@ -282,6 +283,17 @@ def test_a_summary_wrapped_mid_sentence_stays_whole() -> None:
     got = run("\n".join(wrapped))
     assert got["items"] == run(T000)["items"] and got["rejects"] == []
     assert not any("LINES_SKIPPED" in w for w in got["file"]["warnings"])
+
+
+def test_a_last_title_without_summary_before_furniture_is_not_a_cut_file() -> None:
+    """The file goes on after the title (site furniture follows), so it was not cut there:
+    PAIRING_ERROR, where the same title at the very end is TRUNCATED_ITEM."""
+    lines = T001.rstrip("\n").split("\n")
+    title = lines[-2]
+    for tail, reason in (([], "TRUNCATED_ITEM"), (["© 2026 LearnMap · 学径"], "PAIRING_ERROR")):
+        got = run("\n".join([*lines[:-1], *tail]))
+        assert [(r["reason"], r["excerpt"]) for r in got["rejects"]] == [(reason, title)]
+        assert len(got["items"]) == 18
 
 
 def test_chrome_never_becomes_a_title_or_summary() -> None:

@@ -4,8 +4,9 @@ The page starts at its ``publisher··age`` byline: the last line holding ``··
 page's first marker (a line ``- 分级``, ``- 收录时间`` or ``推荐阅读``). A page whose byline
 is gone starts at its main entry, read backwards from the key/value block: the summary
 line just before it, the original title before that when it has no Chinese, and the
-Chinese title. The key/value block is the first ``- `` line after the start and what
-follows up to ``推荐阅读``; the related reading is everything after that heading.
+Chinese title. The key/value block is the first ``- `` line after the start (a menu
+entry ``- 首页`` aside) and what follows up to ``推荐阅读``; the related reading is
+everything after that heading.
 """
 
 from __future__ import annotations
@@ -55,7 +56,10 @@ def locate(lines: list[Line]) -> ItemFrame:
     byline = byline_at(texts, bound)
     start = byline if byline is not None else _entry_start(texts, _kv_start(texts, bound))
     first = start + 1 if byline is not None else start
-    kv_at = next((i for i in range(first, len(lines)) if is_kv(texts[i])), None)
+    kv_at = next(
+        (i for i in range(first, len(lines)) if is_kv(texts[i]) and not is_furniture(texts[i])),
+        None,
+    )
     rel_at = next(
         (i for i in range(kv_at or first, len(lines)) if texts[i].strip() == RELATED_HEADING),
         None,
