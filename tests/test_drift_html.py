@@ -60,6 +60,9 @@ RULES = [
         id="main-is-preferred",
     ),
     pytest.param(
+        "首页 · 关于<main><p>正文</p></main>© 2026 学径", "正文", id="bare-text-outside-main"
+    ),
+    pytest.param(
         "<div>站点横幅</div><article><p>正文</p></article><div>站点页脚</div>",
         "正文",
         id="the-only-article-is-preferred",

@@ -30,7 +30,7 @@ _LEGAL = re.compile(
 )
 _SHARE = re.compile(r"^(?:分享(?:到|至)?|share(?: this(?: page| article)?)?)\s*[:：]", re.I)
 _COOKIE = re.compile(
-    r"(?:本站|本网站|我们|this (?:site|website)|we)\b.{0,40}cookie"
+    r"(?:本站|本网站|我们|\bthis (?:site|website)\b|\bwe\b).{0,40}cookie"
     r"|cookie.{0,40}(?:同意|接受|accept)",
     re.IGNORECASE,
 )
@@ -79,8 +79,8 @@ def is_furniture(line: str) -> bool:
     [True, True, True]
     >>> [is_furniture(s) for s in ("© 2026 LearnMap · 学径", "京ICP备12345678号-1", "———", "---")]
     [True, True, True, False]
-    >>> [is_furniture(s) for s in ("本站使用 Cookie 改善浏览体验 · 接受", "1. [首页](/)")]
-    [True, True]
+    >>> [is_furniture(s) for s in ("本站使用 Cookie 改善体验", "We use cookies", "1. [首页](/)")]
+    [True, True, True]
     >>> [is_furniture(s) for s in ("Copyright Law and AI", "Share Your Models", "❤️", "Home Lab")]
     [False, False, False, False]
     >>> is_furniture("我们测试了 Cookie 同意弹窗对转化率的影响，发现多数用户会直接点击接受。")
