@@ -115,6 +115,8 @@ def broken_heads(text: str, start: int, heads: list[Head], end: int) -> dict[int
 
 def first_listing_head(text: str) -> int | None:
     """Where the first full listing head in ``text`` starts, if there is one."""
+    if "](" not in text:
+        return None
     for m in CANDIDATE.finditer(text):
         if _scan_head(text, m) is not None:
             return m.start(1)

@@ -22,9 +22,9 @@ CANDIDATE = re.compile(r"(?<!\S)([0-9]{1,6})\. \[", re.ASCII)
 SECTION = re.compile(r"(?<!\S)##(?!\S)")
 FOOTER = re.compile(r"(?<!\S)---(?!\S)")
 HEADER_FIELD = re.compile(r"(?<!\S)-\s*(所属|网站)\s*[：:]\s*")
-_HEADING = re.compile(r"(?:\A|(?<=[\r\n]))[ \t\ufeff]*#[ \t]")
+_HEADING = re.compile(r"[ \t\ufeff]*#[ \t]")  # at a line start
+_HEADING_AFTER_BREAK = re.compile(r"[\r\n][ \t\ufeff]*#[ \t]")
 _SOURCE = re.compile(r"来源\s*[：:]")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _FIELD_MARKS = {"所属": "category", "网站": "website"}
 
 
@@ -43,13 +43,14 @@ def locate(text: str, first_listing: int | None) -> Frame:
     """Find the header and section of a topic page whose first valid listing head starts at
     ``first_listing`` (None: it has none)."""
     bound = len(text) if first_listing is None else first_listing
-    fields = list(HEADER_FIELD.finditer(text, 0, bound))
+    has_fields = "所属" in text or "网站" in text  # cheap checks before the scans
+    fields = list(HEADER_FIELD.finditer(text, 0, bound)) if has_fields else []
     heading = _heading(text, fields[0].start() if fields else bound)
     if heading is None and not fields:
         return _headless(text, bound)
     start = heading if heading is not None else line_start(text, fields[0].start())
     fields = [f for f in fields if f.start() >= start]
-    section = _last(SECTION.finditer(text, start, bound))
+    section = _last(SECTION.finditer(text, start, bound)) if "##" in text else None
     after_fields = fields[-1].end() if fields else start + 1
     candidate = CANDIDATE.search(text, after_fields, bound)
     limit = min(
@@ -66,7 +67,7 @@ def locate(text: str, first_listing: int | None) -> Frame:
 
 def _headless(text: str, bound: int) -> Frame:
     """A page with neither heading nor header fields: it starts at its section or listing."""
-    section = _last(SECTION.finditer(text, 0, bound))
+    section = _last(SECTION.finditer(text, 0, bound)) if "##" in text else None
     start = line_start(text, section.start() if section else bound)
     if section is None:
         return Frame(start, None, None, start, ())
@@ -76,20 +77,23 @@ def _headless(text: str, bound: int) -> Frame:
 def _heading(text: str, before: int) -> int | None:
     """Start of the last '# ' heading line before ``before`` that is not site furniture."""
     found = None
-    for m in _HEADING.finditer(text, 0, before):
-        end = line_end(text, m.end())
-        if not is_furniture(text[m.start() : min(end, m.start() + 200)]):
-            found = m.start()
+    first = _HEADING.match(text, 0, before)
+    starts = [0] if first is not None else []
+    starts += [m.start() + 1 for m in _HEADING_AFTER_BREAK.finditer(text, 0, before)]
+    for start in starts:
+        end = line_end(text, start)
+        if not is_furniture(text[start : min(end, start + 200)]):
+            found = start
     return found
 
 
 def _after_section(text: str, end: int) -> int:
     """Where the listings start after a '##': the first 'N. [' on its line, else the line end."""
-    nl = _LINE_BREAK.search(text, end)
-    first = CANDIDATE.search(text, end)
-    if first is not None and (nl is None or first.start() < nl.start()):
+    stop = line_end(text, end)
+    first = CANDIDATE.search(text, end, stop)
+    if first is not None:
         return first.start()
-    return nl.start() if nl is not None else end
+    return stop if stop < len(text) else end
 
 
 def footer_end(text: str, footer: int) -> tuple[int, bool]:
@@ -106,8 +110,9 @@ def line_start(text: str, offset: int) -> int:
 
 
 def line_end(text: str, offset: int) -> int:
-    nl = _LINE_BREAK.search(text, offset)
-    return nl.start() if nl is not None else len(text)
+    """Where the line holding ``offset`` ends (before its CR, LF or CRLF)."""
+    lf, cr = text.find("\n", offset), text.find("\r", offset)
+    return min(x for x in (lf, cr, len(text)) if x >= 0)
 
 
 def _last(matches: Iterator[re.Match[str]]) -> re.Match[str] | None:
