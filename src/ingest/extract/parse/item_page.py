@@ -77,7 +77,8 @@ def _main_entry(page: Page, region: list[Line], anchor: Line) -> Listing | None:
 
 
 def _kv(page: Page, lines: list[Line], related: bool) -> dict[str, str]:
-    lines = [ln for ln in lines if not _skipped_furniture(page, ln)]
+    page.skip([ln for ln in lines if is_furniture(ln.text)], "of site furniture among key/values")
+    lines = [ln for ln in lines if not is_furniture(ln.text)]
     last = max((i for i, ln in enumerate(lines) if is_kv(ln.text)), default=-1)
     after = lines[last + 1 :]
     if after and not any(is_summary_line(ln.text) for ln in after):
@@ -126,13 +127,6 @@ def _pairs(page: Page, items: list[Line], texts: list[str]) -> list[tuple[int, i
             pairs.append((i, i + 1))
         i += 2
     return pairs
-
-
-def _skipped_furniture(page: Page, line: Line) -> bool:
-    if is_furniture(line.text):
-        page.skip([line], "of site furniture in the key/value block")
-        return True
-    return False
 
 
 def _valid_date(s: str) -> bool:

@@ -90,10 +90,10 @@ def _footer(page: Page, footer: int) -> None:
     end, has_source = footer_end(page.text, footer)
     raw = page.text[footer:end]
     lines = page.lines_in(footer + 3, end)
-    furniture = [ln for ln in lines if is_furniture(ln.text)]
-    if furniture:
-        page.skip(furniture, "of site furniture in the footer")
-        raw = "--- " + " ".join(ln.text for ln in lines if ln not in furniture)
+    kept = [ln for ln in lines if not is_furniture(ln.text)]
+    if len(kept) < len(lines):
+        page.skip([ln for ln in lines if is_furniture(ln.text)], "of site furniture in the footer")
+        raw = "--- " + " ".join(ln.text for ln in kept)
     parse_footer(page, raw)
     if has_source:
         page.mark("source")
