@@ -8,16 +8,16 @@ No claim, or the claims of two kinds at once, is UNKNOWN_FORMAT: never a best-ef
   that a ``- 所属：`` / ``- 网站：`` header field follows;
 - topic list: a stats line (``44 条精选 · …``);
 - item page: a line that is exactly ``推荐阅读``, ``- 分级`` or ``- 收录时间``, after a
-  ``publisher··age`` line or a summary line (a page whose byline is gone), or on a page
-  that another kind claims too.
+  ``publisher··age`` line, or on a page that another kind claims too; a page whose byline
+  is gone must show its entry (a title and a summary line) right before ``- 分级`` or
+  ``- 收录时间``.
 """
 
 from __future__ import annotations
 
 from ..records.vocab import Format
 from .parse.base import split_lines
-from .parse.item_frame import byline_at, first_marker
-from .parse.lines import is_summary_line
+from .parse.item_frame import byline_at, entry_before_kv, first_marker
 from .parse.listing_heads import first_listing_head
 from .parse.topic_frame import locate
 from .parse.topic_list import stats_at
@@ -46,7 +46,7 @@ def detect(text: str) -> tuple[Format | None, str, list[str]]:
         marks.append("item_markers")
         byline = byline_at(lines, marker) is not None
         marks += ["byline"] if byline else []
-        if byline or claims or any(is_summary_line(s) for s in lines[:marker]):
+        if byline or claims or entry_before_kv(lines):
             claims.append(Format.ITEM_PAGE)
     if len(claims) == 1:
         return claims[0], "", marks

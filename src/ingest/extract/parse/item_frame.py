@@ -19,7 +19,8 @@ from .base import Line
 from .lines import is_furniture, is_summary_line
 
 RELATED_HEADING = "推荐阅读"
-MARKERS = frozenset([RELATED_HEADING, "- 分级", "- 收录时间"])
+_KV_MARKERS = frozenset(["- 分级", "- 收录时间"])
+MARKERS = _KV_MARKERS | {RELATED_HEADING}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,18 @@ def locate(lines: list[Line]) -> ItemFrame:
     main_end = min(x for x in (kv_at, rel_at, len(lines)) if x is not None)
     kv_end = rel_at if rel_at is not None else len(lines)
     return ItemFrame(start, byline, (first, main_end), (main_end, kv_end), rel_at)
+
+
+def entry_before_kv(texts: list[str]) -> bool:
+    """Is there a key/value block (``- 分级`` / ``- 收录时间``) with an entry before it (a
+    title and a summary line)? What a byline-less item page must show to be one."""
+    kv = next((i for i, s in enumerate(texts) if s.strip() in _KV_MARKERS), None)
+    if kv is None:
+        return False
+    j = _kv_start(texts, kv) - 1
+    while j >= 0 and is_furniture(texts[j]):
+        j -= 1
+    return j >= 1 and is_summary_line(texts[j])
 
 
 def _kv_start(texts: list[str], marker: int) -> int:
