@@ -273,7 +273,10 @@ def test_an_unknown_page_lists_the_marks_it_has() -> None:
 def test_prose_with_a_related_heading_is_no_byline_less_item_page() -> None:
     """Without its byline an item page must show its entry before '- 分级' / '- 收录时间';
     prose that happens to have a '推荐阅读' line is still no page kind (B8)."""
-    prose = "一篇博客\n今天聊聊怎么搭建一个个人网站，以及域名的选择，这是一段很长的正文。\n推荐阅读\n另一篇\n"
+    prose = (
+        "一篇博客\n今天我们聊聊怎么搭建一个个人网站，以及网站域名的选择，这是一段很长的正文。\n"
+        "推荐阅读\n另一篇\n"
+    )
     got = run(prose)
     assert [r["reason"] for r in got["rejects"]] == ["UNKNOWN_FORMAT"] and got["items"] == []
 
