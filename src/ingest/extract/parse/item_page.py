@@ -2,7 +2,9 @@
 
 Layout: ``publisher··age``; Chinese title; original title (absent when the original is
 Chinese); summary; ``- key`` / ``- value`` lines; ``推荐阅读``; then related entries of
-Chinese title, original title (optional, same rule) and summary.
+Chinese title, original title (optional, same rule) and summary. Where the page starts
+and where its parts are is :mod:`.item_frame`'s to say; stray lines around them are
+skipped with a warning (LINES_SKIPPED), never read into an entry or a key.
 """
 
 from __future__ import annotations
