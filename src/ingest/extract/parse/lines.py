@@ -91,7 +91,9 @@ def is_furniture(line: str) -> bool:
         return False
     if _ONLY_PUNCTUATION.match(s):
         return s.strip("-") != ""  # '---' is a topic page's footer mark, never furniture
-    s = _LINK.sub(r"\1", _MARKER.sub("", s, count=1)) if s[0] in _MARKED else s
+    if s[0] in _MARKED:
+        s = _MARKER.sub("", s, count=1)
+        s = _LINK.sub(r"\1", s) if "](" in s else s
     low = s.lower()
     found = (
         _is_menu(low)
