@@ -2,10 +2,11 @@
 
 Each shape targets a way a parser goes superlinear (BAD_INPUTS I1, B7): unclosed brackets
 and parentheses, nested brackets, meta blocks that never close, long space runs, numbers
-that look like listings, and line-based pages with huge line counts; and a way language
-identification does (issue 13): thousands of distinct short Latin titles, each judged once.
-Each input goes through the real per-file map (decode, detect, parse), then the language
-of each distinct original title is judged (cache emptied first); the median of 5 runs.
+that look like listings, line-based pages with huge line counts, and stray lines wherever
+a page has room for them (format drift); and a way language identification does (issue
+13): thousands of distinct short Latin titles, each judged once. Each input goes through
+the real per-file map (decode, detect, parse), then the language of each distinct original
+title is judged (cache emptied first); the median of 5 runs.
 
     python bench/adversarial.py                  # 1, 2, 4 MB
     python bench/adversarial.py --sizes 1,2,4,8  # MB
@@ -87,6 +88,26 @@ SHAPES: dict[str, Callable[[int], str]] = {
         + _repeat(f"相关\nRelated\n{SUMMARY}\n", n)
     ),
     "topic list, short titles": _short_titles,
+    # format drift (issue 11): stray lines everywhere a page has room for them
+    "topic list, furniture between": lambda n: (
+        "描述。\n9 条精选 · 入门 1\n" + _repeat(f"Title\n{SUMMARY}\n首页 · 全部主题 · 关于\n", n)
+    ),
+    "topic page, stray lines": lambda n: (
+        HEADER.replace("## ", "\n" + _repeat("# 登录\n", n // 4) + "## ")
+        + "".join(
+            f"{i}. [t{i}]()（博客 · 入门）：{SUMMARY}\n返回顶部\n" for i in range(1, n // 300)
+        )
+        + "--- 注意。 来源：学径（https://oplearnx.com）\n"
+        + _repeat("© 2026 学径\n", n // 4)
+    ),
+    "item page, stray key lines": lambda n: (
+        f"某处··1 天前\n标题\n{SUMMARY}\n- 分级\n- 值得看\n" + _repeat("- 杂项\n", n)
+    ),
+    "saved HTML, chrome blocks": lambda n: (
+        "<!DOCTYPE html><html><body><main><p>描述。</p><p>9 条精选</p>"
+        + _repeat(f"<p>Title</p><p>{SUMMARY}</p><nav>首页</nav><div class='share'>分享</div>", n)
+        + "</main><footer>© 2026</footer></body></html>"
+    ),
 }
 
 

@@ -1,44 +1,55 @@
-"""Detect a page's kind from its content (never from its file name).
+"""Detect a page's kind from its content (never from its file name), wherever it starts.
 
-Each kind has its own signals; exactly one kind must claim the page. No signal, or the
-signals of two kinds at once, is UNKNOWN_FORMAT: never a best-effort parse.
+Each kind has its own structural marks, and they may follow lines that belong to no
+structure (a breadcrumb, a saved page's navigation); exactly one kind must claim the page.
+No claim, or the claims of two kinds at once, is UNKNOWN_FORMAT: never a best-effort parse.
 
-- topic page: the first line starts with ``# `` and a listing head or a ``- 网站：`` /
-  ``- 所属：`` header mark follows;
-- topic list: the second line is a stats line (``44 条精选 · …``);
-- item page: the first line holds ``publisher··age`` and a line is exactly ``推荐阅读``,
-  ``- 分级`` or ``- 收录时间``.
+- topic page: a full listing head ``N. [title](url)（kind · level）：``, or a ``# `` heading
+  that a ``- 所属：`` / ``- 网站：`` header field follows;
+- topic list: a stats line (``44 条精选 · …``);
+- item page: a line that is exactly ``推荐阅读``, ``- 分级`` or ``- 收录时间``, after a
+  ``publisher··age`` line, or on a page that another kind claims too; a page whose byline
+  is gone must show its entry (a title and a summary line) right before ``- 分级`` or
+  ``- 收录时间``.
 """
 
 from __future__ import annotations
 
-import re
-
 from ..records.vocab import Format
 from .parse.base import split_lines
-from .parse.topic_list import STATS
-from .parse.topic_page import has_listing_head
+from .parse.item_frame import byline_at, entry_before_kv, first_marker
+from .parse.listing_heads import first_listing_head
+from .parse.topic_frame import locate
+from .parse.topic_list import stats_at
 
-_HEADER_MARK = re.compile(r"(?<!\S)-\s*(?:所属|网站)\s*[：:]")
-_ITEM_MARKERS = frozenset(["推荐阅读", "- 分级", "- 收录时间"])
-_SCAN = 64 * 1024  # signals must show within the first 64 KiB
+_SCAN = 64 * 1024  # marks must show within the first 64 KiB
 
 
-def detect(text: str) -> tuple[Format | None, str]:
-    """Return the page kind, or None and why not."""
+def detect(text: str) -> tuple[Format | None, str, list[str]]:
+    """Return the page kind (or None and why not) and the structural marks seen."""
     head = text[:_SCAN]
     lines = [s for ln in split_lines(head) if (s := ln.text.strip())]
     if not lines:
-        return None, "no text"
+        return None, "no text", []
+    first = first_listing_head(head)
+    frame = locate(head, first)
+    marks = [m for m in frame.marks if m != "section"]
+    marks += ["listings"] if first is not None else []
     claims = []
-    if lines[0].startswith("# ") and (_HEADER_MARK.search(head) or has_listing_head(head)):
+    if first is not None or ("heading" in marks and len(marks) > 1):
         claims.append(Format.TOPIC_PAGE)
-    if len(lines) >= 2 and STATS.match(lines[1]):
+    if stats_at(lines) is not None:
         claims.append(Format.TOPIC_LIST)
-    if any(s in _ITEM_MARKERS for s in lines) and ("··" in lines[0] or claims):
-        claims.append(Format.ITEM_PAGE)
+        marks.append("stats")
+    marker = first_marker(lines)
+    if marker is not None:
+        marks.append("item_markers")
+        byline = byline_at(lines, marker) is not None
+        marks += ["byline"] if byline else []
+        if byline or claims or entry_before_kv(lines):
+            claims.append(Format.ITEM_PAGE)
     if len(claims) == 1:
-        return claims[0], ""
+        return claims[0], "", marks
     if not claims:
-        return None, "no page kind recognised: not a topic page, topic list or item page"
-    return None, "ambiguous: looks like " + " and ".join(c.value for c in claims)
+        return None, "no page kind recognised: not a topic page, topic list or item page", marks
+    return None, "ambiguous: looks like " + " and ".join(c.value for c in claims), marks

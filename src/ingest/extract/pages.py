@@ -90,8 +90,9 @@ def _parse_text(result: PageResult, dec: Decoded) -> PageResult:
         text = rendered.text
         locator = Locator(text, "utf-8", 0)  # offsets now refer to the rendered text
         result.warnings.append("file: HTML_INPUT: locations refer to the page's rendered text")
-    fmt, why = detect(text)
+    fmt, why, marks = detect(text)
     if fmt is None:
+        result.marks = marks  # what was seen, so a layout change shows in the report
         return _file_reject(result, "UNKNOWN_FORMAT", why, text)
     result.format = fmt.value
     _PARSERS[fmt](Page(result, text, locator))

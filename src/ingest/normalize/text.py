@@ -87,12 +87,12 @@ def clean(s: str, *, markdown: bool = False, warn: Callable[[str], None] | None 
     if markdown and "\\" in s:
         s = md_unescape(s)
     codes: dict[str, None] = {}
-    for _ in range(_PASSES):  # markup and invisible characters can hide each other
-        before, s = s, _strip_pass(s, codes)
+    for n in range(_PASSES):  # markup and invisible characters can hide each other
+        before, s = s, _strip_pass(s, codes, decode=n == 0)
         if s == before:
             break
     else:  # nested deeper than the passes: no angle bracket can be trusted
-        s = _strip_pass(s.replace("<", "").replace(">", ""), codes)
+        s = _strip_pass(s.replace("<", "").replace(">", ""), codes, decode=False)
     if warn is not None:
         for code in codes:
             warn(code)
@@ -103,14 +103,15 @@ def clean(s: str, *, markdown: bool = False, warn: Callable[[str], None] | None 
 _PASSES = 4
 
 
-def _strip_pass(s: str, codes: dict[str, None]) -> str:
+def _strip_pass(s: str, codes: dict[str, None], *, decode: bool) -> str:
     """One pass of markup and then control removal; ``codes`` collects what was done.
+    Character references are decoded in the first pass only (never twice: C12).
 
-    >>> _strip_pass("<\u200b/>x", {}), _strip_pass(_strip_pass("<\u200b/>x", {}), {})
+    >>> _strip_pass("<\u200b/>x", {}, decode=True), _strip_pass("</>x", {}, decode=False)
     ('</>x', 'x')
     """
-    if "<" in s or "&" in s:
-        s, had_markup = strip_markup(s)
+    if "<" in s or (decode and "&" in s):
+        s, had_markup = strip_markup(s) if decode else _tags_only(s)
         if had_markup:
             s = unicodedata.normalize("NFC", s)  # a removed tag or entity can join a sequence
             codes["MARKUP_REMOVED"] = None
@@ -118,6 +119,11 @@ def _strip_pass(s: str, codes: dict[str, None]) -> str:
         s = unicodedata.normalize("NFC", _REMOVED_RE.sub("", s))
         codes["CONTROL_CHAR_REMOVED"] = None
     return s
+
+
+def _tags_only(s: str) -> tuple[str, bool]:
+    out = _strip_tags(s)
+    return out, out != s
 
 
 def match_key(s: str) -> str:

@@ -106,6 +106,7 @@ class PageResult:
     warnings: list[str] = field(default_factory=list)
     header: TopicHeader | None = None
     stats: TopicStats | None = None
+    marks: list[str] = field(default_factory=list)  # structural marks found, in page order
 
     from_state: bool = False  # a page kept by an earlier publish (--merge), not an input
     identity: str | None = None  # what makes two versions of it "the same page"

@@ -138,6 +138,13 @@ class FileReport(_Out):
     rejected_listings: int
     status: Literal["ok", "partial", "rejected"]
     warnings: list[str]
+    marks: list[str] = Field(
+        default_factory=list,
+        description="Structural marks found in the file, in page order (e.g. heading, "
+        "category, website, section, listings, footer, source; description, stats, entries; "
+        "byline, entry, key_values, related_heading, related): a layout change shows as a "
+        "mark missing",
+    )
 
 
 class Totals(_Out):

@@ -178,6 +178,7 @@ def _file_report(r: PageResult, bad: int) -> FileReport:
         rejected_listings=bad,
         status=status,
         warnings=r.warnings,
+        marks=r.marks,
     )
 
 

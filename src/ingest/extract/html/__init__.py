@@ -4,6 +4,9 @@ A saved ``.html`` page of any page kind (topic-page, topic-list, item-page) is t
 the text a browser shows (its ``innerText``, in reading order), written with the same
 conventions as the text dumps, so that the text parsers read it unchanged:
 
+* site chrome is removed first (:mod:`.chrome`): the page's ``main`` (else its only
+  ``article``) is rendered, without navigation, banners, sidebars, cookie and share bars;
+  a block that carries one of the page's structural marks always stays;
 * ``script``, ``style``, ``noscript``, ``template``, ``head``, ``title``, ``svg``, ``iframe``
   and other non-rendered elements, comments, elements with the ``hidden`` attribute and
   elements with an inline ``display: none`` produce no text;
@@ -27,12 +30,14 @@ document can exhaust the recursion limit.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from .chrome import strip_chrome
 from .render import render_events
 from .sniff import looks_like_html, nests_deeper_than
-from .tree import TAG_LIKE, lexbor_events, soup_events
+from .tree import TAG_LIKE, Event, lexbor_walk, soup_walk
 
 __all__ = [
     "PARSER_BEAUTIFULSOUP",
@@ -68,7 +73,7 @@ def html_to_text(html: str) -> HtmlText:
         )
     else:
         try:
-            text = render_events(lexbor_events(html))
+            text = _render(lexbor_walk(html), warnings)
         except Exception as exc:  # any parser failure means: try the other parser
             warnings.append(f"selectolax failed ({type(exc).__name__}: {exc}); used beautifulsoup")
         else:
@@ -87,7 +92,7 @@ def _soup_result(html: str, warnings: list[str], *, trust_markup_like: bool = Tr
     value makes it emit the rest of the document as text), not content.
     """
     try:
-        text = render_events(soup_events(html))
+        text = _render(soup_walk(html), warnings)
     except Exception as exc:  # a page neither parser can read yields no text, not a crash
         warnings.append(f"beautifulsoup failed ({type(exc).__name__}: {exc})")
         text = ""
@@ -97,6 +102,22 @@ def _soup_result(html: str, warnings: list[str], *, trust_markup_like: bool = Tr
     if not text:
         warnings.append("no visible text in the HTML")
     return _result(text, PARSER_BEAUTIFULSOUP, warnings)
+
+
+def _render(walk: Callable[[], Iterator[Event]], warnings: list[str]) -> str:
+    """Render the page's content, its site chrome removed (see :mod:`.chrome`)."""
+    events, removed = strip_chrome(walk)
+    text = render_events(events)
+    if removed and not text:
+        warnings.append("every visible text is in site chrome: rendered the whole page")
+        return render_events(walk())
+    if removed:
+        shown = ", ".join(removed[:5]) + (", ..." if len(removed) > 5 else "")
+        warnings.append(
+            f"CHROME_REMOVED: {len(removed)} block(s) of site navigation, banners, bars or "
+            f"text outside the page's content not rendered: {shown}"
+        )
+    return text
 
 
 def _result(text: str, parser: str, warnings: list[str]) -> HtmlText:

@@ -126,9 +126,21 @@ def _soup_visit(node: Any) -> tuple[Event | None, list[Any]]:
 
 def lexbor_events(html: str) -> Iterator[Event]:
     """The events of ``html`` as selectolax's lexbor parser builds its tree."""
-    return _walk(_lexbor_roots(html), _lexbor_visit)
+    return lexbor_walk(html)()
 
 
 def soup_events(html: str) -> Iterator[Event]:
     """The events of ``html`` as BeautifulSoup's ``html.parser`` builds its tree."""
-    return _walk(_soup_roots(html), _soup_visit)
+    return soup_walk(html)()
+
+
+def lexbor_walk(html: str) -> Callable[[], Iterator[Event]]:
+    """Parse ``html`` once with lexbor; each call walks the tree's events anew."""
+    roots = _lexbor_roots(html)
+    return lambda: _walk(roots, _lexbor_visit)
+
+
+def soup_walk(html: str) -> Callable[[], Iterator[Event]]:
+    """Parse ``html`` once with BeautifulSoup; each call walks the tree's events anew."""
+    roots = _soup_roots(html)
+    return lambda: _walk(roots, _soup_visit)

@@ -7,7 +7,8 @@ cannot use becomes a :class:`~ingest.models.PageReject` with a reason code and i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ...normalize.text import clean, match_key
@@ -77,6 +78,7 @@ class Page:
         self._loc = locator
         self._end = len(text.rstrip())
         self._cut_tail = cut_tail_length(text)
+        self._breaks: list[int] | None = None  # offsets where lines start, built when asked
 
     def prov(self, offset: int, locator: str) -> Provenance:
         byte, line = self._loc.at(offset)
@@ -85,6 +87,35 @@ class Page:
 
     def warn(self, code: str, where: str, detail: str = "") -> None:
         self.result.warnings.append(f"{where}: {code}" + (f": {detail}" if detail else ""))
+
+    def mark(self, name: str) -> None:
+        """Record a structural mark found on the page (``report.json`` ``files[].marks``)."""
+        if name not in self.result.marks:
+            self.result.marks.append(name)
+
+    def skip(self, lines: Sequence[Line], what: str) -> None:
+        """Warn that ``lines`` belong to no structure of the page and are not read."""
+        if not lines:
+            return
+        first, last = lines[0], lines[-1]
+        where = f"line {first.number}" if first is last else f"lines {first.number}-{last.number}"
+        shown = excerpt(first.text.strip(), 40)
+        self.warn("LINES_SKIPPED", where, f"{len(lines)} line(s) {what}, first '{shown}'")
+
+    def line_number(self, offset: int) -> int:
+        """The 1-based line of a character offset (CRLF, CR and LF end a line)."""
+        if self._breaks is None:
+            self._breaks = [m.end() for m in _LINE_BREAK.finditer(self.text)]
+        return bisect_right(self._breaks, offset) + 1
+
+    def lines_in(self, start: int, stop: int) -> list[Line]:
+        """The non-blank lines (or pieces of lines) of ``text[start:stop]``."""
+        first = self.line_number(start)
+        return [
+            Line(ln.text, start + ln.start, first + ln.number - 1)
+            for ln in split_lines(self.text[start:stop])
+            if ln.text.strip()
+        ]
 
     def reject(self, offset: int, locator: str, reason: str, message: str, raw: str) -> None:
         self.result.rejects.append(

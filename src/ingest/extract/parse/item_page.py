@@ -2,7 +2,9 @@
 
 Layout: ``publisher··age``; Chinese title; original title (absent when the original is
 Chinese); summary; ``- key`` / ``- value`` lines; ``推荐阅读``; then related entries of
-Chinese title, original title (optional, same rule) and summary.
+Chinese title, original title (optional, same rule) and summary. Where the page starts
+and where its parts are is :mod:`.item_frame`'s to say; stray lines around them are
+skipped with a warning (LINES_SKIPPED), never read into an entry or a key.
 """
 
 from __future__ import annotations
@@ -13,54 +15,80 @@ import re
 from ...normalize.text import has_han
 from ...records.internal import Listing
 from .base import MAX_LISTINGS, Line, Page, ends_sentence, split_lines
-from .topic_list import is_summary_line
+from .item_frame import is_kv, locate
+from .lines import is_furniture, is_summary_line, without_furniture
 
-RELATED_HEADING = "推荐阅读"
 _KEYS = {"分级": "rating", "收录时间": "collected_on"}
 _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 def parse_item_page(page: Page) -> None:
-    every = [ln for ln in split_lines(page.text) if ln.text.strip()]
-    lines = page.without_long_lines(every)
-    if not lines or lines[0] is not every[0]:
-        return  # the byline itself was over the cap: nothing here can be placed
-    publisher, age = _byline(page, lines[0])
-    kv_at = next((i for i, ln in enumerate(lines) if i > 0 and _is_kv(ln)), None)
-    rel_at = next(
-        (
-            i
-            for i, ln in enumerate(lines)
-            if i >= (kv_at or 0) and ln.text.strip() == RELATED_HEADING
-        ),
-        None,
-    )
-    main_end = min(x for x in (kv_at, rel_at, len(lines)) if x is not None)
-    facts = _kv(page, lines[main_end : rel_at if rel_at is not None else len(lines)])
-    main = _entry(page, lines[1:main_end], 0, "main", lines[0])
+    lines = page.without_long_lines([ln for ln in split_lines(page.text) if ln.text.strip()])
+    if not lines:
+        return
+    frame = locate(lines)
+    page.skip(lines[: frame.start], "before the page's first structural mark")
+    publisher = age = None
+    if frame.byline is not None:
+        publisher, age = _byline(page, lines[frame.byline])
+        page.mark("byline")
+    else:
+        page.warn("BYLINE_MISSING", "file", "no 'publisher··age' line: publisher and age unknown")
+    main = _main_entry(page, lines[slice(*frame.main)], lines[frame.start])
+    facts = _kv(page, lines[slice(*frame.kv)], frame.related is not None)
     if main is not None:
         main.publisher, main.published_ago = publisher, age
         main.rating, main.collected_on = facts.get("rating"), facts.get("collected_on")
         page.add(main)
-    if rel_at is not None:
-        _related(page, lines[rel_at + 1 :])
+    if frame.related is not None:
+        page.mark("related_heading")
+        _related(
+            page, without_furniture(page, lines[frame.related + 1 :], "in the related reading")
+        )
         if main is not None:
             main.related_idx = [x.index for x in page.result.listings if x.role == "related"]
 
 
 def _byline(page: Page, line: Line) -> tuple[str | None, str | None]:
     publisher, _, age = line.text.rpartition("··")
-    return page.field(publisher, "line 1") or None, page.field(age, "line 1") or None
+    where = f"line {line.number}"
+    return page.field(publisher, where) or None, page.field(age, where) or None
 
 
-def _is_kv(line: Line) -> bool:
-    return line.text.lstrip().startswith("- ")
+def _main_entry(page: Page, region: list[Line], anchor: Line) -> Listing | None:
+    """The page's own entry. Site furniture before it, and lines after its finished
+    summary that read like no summary (before the key/value block), are skipped."""
+    lead = 0
+    while lead < len(region) and is_furniture(region[lead].text):
+        lead += 1
+    page.skip(region[:lead], "before the item's title")
+    region = region[lead:]
+    size = _entry_size(region, 0) if region else -1
+    rest = region[size:] if size > 0 else []
+    if (
+        rest
+        and ends_sentence(region[size - 1].text)
+        and not any(is_summary_line(ln.text) for ln in rest)
+    ):
+        page.skip(rest, "between the item's summary and its key/value block")
+        region = region[:size]
+    main = _entry(page, region, 0, "main", anchor)
+    if main is not None:
+        page.mark("entry")
+    return main
 
 
-def _kv(page: Page, lines: list[Line]) -> dict[str, str]:
-    items = [ln for ln in lines if _is_kv(ln)]
+def _kv(page: Page, lines: list[Line], related: bool) -> dict[str, str]:
+    page.skip([ln for ln in lines if is_furniture(ln.text)], "of site furniture among key/values")
+    lines = [ln for ln in lines if not is_furniture(ln.text)]
+    last = max((i for i, ln in enumerate(lines) if is_kv(ln.text)), default=-1)
+    after = lines[last + 1 :]
+    if after and not any(is_summary_line(ln.text) for ln in after):
+        page.skip(after, "after the key/value block" + (" before 推荐阅读" if related else ""))
+        lines = lines[: last + 1]
+    items = [ln for ln in lines if is_kv(ln.text)]
     for ln in lines:
-        if not _is_kv(ln):
+        if not is_kv(ln.text):
             page.reject(
                 ln.start,
                 f"line {ln.number}",
@@ -68,12 +96,12 @@ def _kv(page: Page, lines: list[Line]) -> dict[str, str]:
                 "a line inside the key/value block that is not '- ...'",
                 ln.text,
             )
-    if len(items) % 2:
-        page.warn("BAD_KV", f"line {items[-1].number}", "a key without a value")
+    if items:
+        page.mark("key_values")
+    texts = [page.field(ln.text.lstrip()[2:], f"line {ln.number}") for ln in items]
     facts: dict[str, str] = {}
-    for key_ln, val_ln in zip(items[::2], items[1::2], strict=False):
-        key = page.field(key_ln.text.lstrip()[2:], f"line {key_ln.number}")
-        value = page.field(val_ln.text.lstrip()[2:], f"line {val_ln.number}")
+    for k, v in _pairs(page, items, texts):
+        key_ln, val_ln, key, value = items[k], items[v], texts[k], texts[v]
         name = _KEYS.get(key)
         if name is None:
             page.warn("UNKNOWN_KEY", f"line {key_ln.number}", f"{key!r} = {value!r} not used")
@@ -84,6 +112,23 @@ def _kv(page: Page, lines: list[Line]) -> dict[str, str]:
         else:
             facts[name] = value
     return facts
+
+
+def _pairs(page: Page, items: list[Line], texts: list[str]) -> list[tuple[int, int]]:
+    """Key/value pairs (indexes) in order. A line that is no known key, right before a
+    known key, cannot be a key with its value: a stray line (skipped), not a shift."""
+    pairs, i = [], 0
+    while i < len(items):
+        if i + 1 >= len(items):
+            page.warn("BAD_KV", f"line {items[i].number}", "a key without a value")
+        elif texts[i] not in _KEYS and texts[i + 1] in _KEYS:
+            page.skip([items[i]], "in the key/value block, before a known key")
+            i += 1
+            continue
+        else:
+            pairs.append((i, i + 1))
+        i += 2
+    return pairs
 
 
 def _valid_date(s: str) -> bool:
@@ -175,4 +220,5 @@ def _add_related(page: Page, chunk: list[Line], ordinal: int, *, complete: bool)
         return
     entry = _entry(page, chunk, ordinal, "related", chunk[0])
     if entry is not None:
+        page.mark("related")
         page.add(entry)

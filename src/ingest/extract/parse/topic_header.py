@@ -12,35 +12,19 @@ from ...normalize.text import clean, match_key, md_unescape
 from ...normalize.urls import check_url, topic_url
 from ...records.internal import TopicHeader
 from .base import Page
+from .topic_frame import FOOTER, HEADER_FIELD, SECTION
 
-#: Where a listing may start: ``N. [`` with an ASCII number, after white space.
-CANDIDATE = re.compile(r"(?<!\S)([0-9]{1,6})\. \[", re.ASCII)
-_SECTION = re.compile(r"(?<!\S)##(?!\S)")
-_FOOTER = re.compile(r"(?<!\S)---(?!\S)")
-_HEADER_MARK = re.compile(r"(?<!\S)-\s*(所属|网站)\s*[：:]\s*")
 _LINK = re.compile(r"\[((?:\\.|[^\]\\]){0,2000})\]\(([^()\s]{0,2000})\)")
 _SITE = re.compile(r"来源\s*[：:]\s*(.+?)\s*[（(]\s*(\S+?)\s*[）)]\s*$")
 _SLUG_BAD = re.compile(r"[^a-z0-9-]+")
 
 
-def header_end(text: str) -> int:
-    m = _SECTION.search(text)
-    if m is not None:
-        nl = text.find("\n", m.end())
-        first = CANDIDATE.search(text, m.end())
-        if first is not None and (nl == -1 or first.start() < nl):
-            return first.start()
-        return nl if nl != -1 else m.end()
-    first = CANDIDATE.search(text)
-    return first.start() if first is not None else len(text)
-
-
 def parse_header(page: Page, raw: str) -> TopicHeader:
-    sec = _SECTION.search(raw)
+    sec = SECTION.search(raw)
     raw = raw[: sec.start()] if sec is not None else raw
     raw = raw.lstrip("\ufeff \t\r\n")
     raw = raw[1:] if raw.startswith("#") else raw
-    parts = _HEADER_MARK.split(raw)
+    parts = HEADER_FIELD.split(raw)
     title_desc = parts[0]
     fields = {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
     category = _link_text(page, fields.get("所属"))
@@ -114,7 +98,7 @@ def _slug(page: Page, url: str | None) -> str:
 
 def find_footer(page: Page, text: str, after: int) -> int | None:
     """The first '---' after the last listing head; later ones are warned about."""
-    found = [m.start() for m in _FOOTER.finditer(text, after)]
+    found = [m.start() for m in FOOTER.finditer(text, after)]
     if len(found) > 1:
         page.warn(
             "FOOTER_REPEATED",

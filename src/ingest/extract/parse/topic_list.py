@@ -9,40 +9,40 @@ title onto the wrong listing.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from ...normalize.text import clean, han_count, has_han, match_key
+from ...normalize.text import clean, has_han, match_key
 from ...records.internal import Listing, TopicStats
 from ...records.vocab import LEVELS
 from .base import MAX_LISTINGS, Line, Page, ends_sentence, split_lines
+from .lines import is_furniture, is_summary_line, without_furniture
 
 STATS = re.compile(r"^\s*([0-9]{1,9})\s*条精选(.*)$")
 _LEVEL_COUNT = re.compile(r"^(\S+)\s+([0-9]{1,9})$")
 
 
-def is_summary_line(s: str) -> bool:
-    """Does this line read like a Chinese summary (rather than a title)?
-
-    >>> is_summary_line("MPS in PyTorch 2.15")
-    False
-    >>> is_summary_line("博客文章，介绍 TorchTPU 这一原生 PyTorch 后端，使 TPU 成为普通设备。")
-    True
-    >>> is_summary_line("面向初学者的 torch.compile 教程，涉及 EmberShift 在 AsterNeuron "
-    ...                 "与 torch.compile 中的应用，提供 OpenAI 与 Anthropic 兼容 API。")
-    True
-    """
-    s = s.strip()
-    if not (len(s) >= 40 or ends_sentence(s)):
-        return False
-    han = han_count(s)  # at least 8 Han characters, and a tenth of the non-space ones
-    return han >= 8 and han >= 0.1 * (len(s) - s.count(" "))
+def stats_at(texts: Sequence[str]) -> int | None:
+    """The index of the first stats line (``44 条精选 · …``), if there is one."""
+    return next((i for i, s in enumerate(texts) if STATS.match(s.strip())), None)
 
 
 def parse_topic_list(page: Page) -> None:
     lines = [ln for ln in split_lines(page.text) if ln.text.strip()]
-    desc_line, stats_line = lines[0], lines[1]
-    description = page.field(desc_line.text, "line 1")
-    page.result.stats = _stats(page, description, stats_line)
-    body = page.without_long_lines(lines[2:])
+    at = stats_at([ln.text for ln in lines])
+    assert at is not None  # detection guarantees the stats line
+    desc = next((i for i in range(at - 1, -1, -1) if not is_furniture(lines[i].text)), None)
+    page.skip(lines[: at if desc is None else desc], "before the page's first structural mark")
+    if desc is None:
+        page.warn("DESCRIPTION_MISSING", "file", "no description line: topic unknown")
+    else:
+        page.skip(lines[desc + 1 : at], "between the description and the stats line")
+        description = page.field(lines[desc].text, f"line {lines[desc].number}")
+        page.result.stats = _stats(page, description, lines[at])
+        page.mark("description")
+    page.mark("stats")
+    body = without_furniture(page, page.without_long_lines(lines[at + 1 :]), "in the entries")
+    if body:
+        page.mark("entries")
     i = 0
     ordinal = 0
     while i < len(body) and ordinal < MAX_LISTINGS:
@@ -52,14 +52,7 @@ def parse_topic_list(page: Page) -> None:
             ordinal += 1
             i += 1
         elif i + 1 >= len(body) or (page.is_last(body[i + 1]) and not _pairs(body, i)):
-            raw = "\n".join(x.text for x in body[i : i + 2])
-            page.reject(
-                line.start,
-                f"line {line.number}",
-                "TRUNCATED_ITEM",
-                "the file ends before this listing's summary does",
-                raw,
-            )
+            _no_summary(page, body[i : i + 2])
             i += 2
         elif not _pairs(body, i):
             page.reject(
@@ -95,6 +88,17 @@ def parse_topic_list(page: Page) -> None:
         )
 
 
+def _no_summary(page: Page, lines: list[Line]) -> None:
+    """A title (or two) at the end of the entries: cut short if the file ends there, else
+    (site furniture follows) a title without its summary."""
+    raw = "\n".join(x.text for x in lines)
+    if page.is_last(lines[-1]):
+        reason, message = "TRUNCATED_ITEM", "the file ends before this listing's summary does"
+    else:
+        reason, message = "PAIRING_ERROR", "a title line at the end of the entries; no summary"
+    page.reject(lines[0].start, f"line {lines[0].number}", reason, message, raw)
+
+
 def _pairs(body: list[Line], i: int) -> bool:
     """Can the title at ``body[i]`` pair with the next line as its summary? Not when that
     line is a title itself: no Chinese at all, or a summary line follows it."""
@@ -116,7 +120,7 @@ def _peek(body: list[Line], i: int) -> str:
 
 def _stats(page: Page, description: str, line: Line) -> TopicStats:
     m = STATS.match(clean(line.text))
-    assert m is not None  # detection guarantees the stats line
+    assert m is not None  # stats_at found it
     levels: dict[str, int] = {}
     notes: list[str] = []
     for part in (p.strip() for p in m.group(2).split("·")):

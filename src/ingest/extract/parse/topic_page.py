@@ -1,75 +1,59 @@
 """Topic page (markdown, flattened onto one line or not): header, listings, footer.
 
-A listing is ``N. [title](url)（kind · level）：summary``. The scanner is linear: candidate
-starts come from one simple regex, each is checked by a bounded hand-written scanner that
-honours backslash escapes and nested brackets, and a summary runs to the next accepted
-start. A candidate inside a summary (``见 6. [x]``) is accepted only when the full grammar
-matches and the numbering says it is the next listing.
+A listing is ``N. [title](url)（kind · level）：summary`` (heads: :mod:`.listing_heads`);
+its summary runs to the next listing or the footer, but never over a line that follows a
+finished sentence or reads like site furniture. Where the page starts and ends, and what
+lies outside its structure, is :mod:`.topic_frame`'s to say; such lines are skipped with a
+warning (LINES_SKIPPED), never read into a header, a title or a summary.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ...normalize.text import clean, md_unescape
 from ...records.internal import Listing
 from ...records.vocab import KINDS, LEVELS
-from .base import MAX_LISTINGS, Page
-from .topic_header import CANDIDATE, find_footer, header_end, parse_footer, parse_header
+from .base import MAX_LISTINGS, Page, ends_sentence
+from .lines import is_furniture
+from .listing_heads import Head, accepted_heads, ambiguous, broken_heads, valid_heads
+from .topic_frame import Frame, footer_end, locate
+from .topic_header import find_footer, parse_footer, parse_header
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _META_SEP = re.compile(r"\s*[·・•]\s*")
-#: Anything numbered like a listing, also with full-width digits (which are never valid).
-_LOOSE = re.compile(r"(?<!\S)([0-9０-９]{1,6})[.．](?=\s|\[)")
-_HEADISH_REACH = 1200  # past the longest title a head may have (1000), to its "]("
-_HEADISH = re.compile(r"\]\(|[（(][^（()）\n]{0,30}[·・•][^（()）\n]{0,30}[）)]\s?[：:]")
-
-# A listing head. Link text honours backslash escapes and up to two levels of nested
-# brackets, the link target one level of parentheses; every repetition is possessive and
-# bounded, and alternatives differ in their first character, so a match never backtracks.
-_TEXT = r"(?:\\.|[^\[\]\\\n])"
-_HEAD = re.compile(
-    rf"\[((?:{_TEXT}|\[(?:{_TEXT}|\[{_TEXT}{{0,500}}+\]){{0,500}}+\]){{0,1000}}+)\]"
-    r"\(((?:[^()\n]|\([^()\n]{0,500}+\)){0,2000}+)\)"
-    r"[ \t]*[（(]([^（()）\n]{0,60}+)[）)][ \t]*[：:]"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Head:
-    """A parsed listing head: where it starts and ends, and its parts."""
-
-    number: int
-    start: int
-    end: int
-    title: str
-    url: str
-    meta: str
 
 
 def parse_topic_page(page: Page) -> None:
     text = page.text
-    body_start = header_end(text)
-    page.result.header = parse_header(page, text[:body_start])
-    heads = _accepted_heads(page, text, body_start)
-    footer = find_footer(page, text, heads[-1].end if heads else body_start)
+    valid = valid_heads(text)
+    frame = locate(text, valid[0].start if valid else None)
+    page.result.header = parse_header(page, text[slice(*frame.header)]) if frame.header else None
+    if frame.header is None:
+        page.warn("HEADER_MISSING", "file", "no '# ' heading or header fields: topic unknown")
+    heads = accepted_heads(page, [h for h in valid if h.start >= frame.body])
+    footer = find_footer(page, text, heads[-1].end if heads else frame.body)
     if not heads:
         page.warn("NO_LISTINGS", "file", "a topic page without any listing")
+    end = footer if footer is not None else len(text)
+    broken = broken_heads(text, frame.body, heads, end)
+    starts = sorted([h.start for h in heads[:MAX_LISTINGS]] + list(broken))
+    _skip_before_listings(page, frame, starts[0] if starts else end)
+    _mark(page, frame, heads, footer)
     if footer is None:
         page.warn("FOOTER_MISSING", "file", "no '---' footer: the page may be truncated")
     else:
-        parse_footer(page, text[footer:])
-    end = footer if footer is not None else len(text)
-    broken = _broken_heads(text, body_start, heads, end)
-    ambiguous = _ambiguous(heads)
-    starts = sorted([h.start for h in heads[:MAX_LISTINGS]] + list(broken))
+        _footer(page, footer)
+    unsure = ambiguous(heads)
     stop_of = dict(zip(starts, [*starts[1:], end], strict=False))
     for i, head in enumerate(heads[:MAX_LISTINGS]):
         stop = stop_of[head.start]
         if footer is None and stop == end:
             reason: str | None = "TRUNCATED_ITEM"
+        elif head.start in unsure:
+            reason = "AMBIGUOUS_BOUNDARY"
         else:
-            reason = "AMBIGUOUS_BOUNDARY" if head.start in ambiguous else None
+            reason, stop = None, _summary_end(page, head, stop)
         _emit(page, head, text[head.end : stop], i, reason)
     for start, number in broken.items():
         cut = footer is None and stop_of[start] == end
@@ -91,6 +75,59 @@ def parse_topic_page(page: Page) -> None:
         )
 
 
+def _mark(page: Page, frame: Frame, heads: list[Head], footer: int | None) -> None:
+    for name in frame.marks:
+        page.mark(name)
+    if heads:
+        page.mark("listings")
+    if footer is not None:
+        page.mark("footer")
+
+
+def _footer(page: Page, footer: int) -> None:
+    """Read the footer up to its source line (site furniture inside it skipped); what
+    follows it belongs to no structure."""
+    end, has_source = footer_end(page.text, footer)
+    raw = page.text[footer:end]
+    lines = page.lines_in(footer + 3, end)
+    kept = [ln for ln in lines if not is_furniture(ln.text)]
+    if len(kept) < len(lines):
+        page.skip([ln for ln in lines if is_furniture(ln.text)], "of site furniture in the footer")
+        raw = "--- " + " ".join(ln.text for ln in kept)
+    parse_footer(page, raw)
+    if has_source:
+        page.mark("source")
+    page.skip(page.lines_in(end, len(page.text)), "after the page's footer")
+
+
+def _skip_before_listings(page: Page, frame: Frame, first: int) -> None:
+    """Skip what precedes the page's first mark, and what lies between its header and its
+    first listing other than the section line."""
+    page.skip(page.lines_in(0, frame.start), "before the page's first structural mark")
+    gap = page.lines_in(frame.header[1] if frame.header else frame.start, first)
+    sec = frame.section
+    rest = [ln for ln in gap if sec is None or not ln.start <= sec < ln.start + len(ln.text)]
+    page.skip(rest, "between the header and the first listing")
+
+
+def _summary_end(page: Page, head: Head, stop: int) -> int:
+    """Where a listing's summary ends: with its line, or on later lines while the text so
+    far leaves a sentence open and the line is no site furniture. A line after a finished
+    sentence is not the summary's: it is skipped, up to the next listing or the footer."""
+    text, pos, prev = page.text, head.end, ""
+    while True:
+        nl = _LINE_BREAK.search(text, pos, stop)
+        piece = text[pos : nl.start() if nl is not None else stop]
+        if piece.strip():
+            if prev and (ends_sentence(prev.rstrip()) or is_furniture(piece)):
+                page.skip(page.lines_in(pos, stop), f"after listing {head.number}")
+                return pos
+            prev = piece
+        if nl is None:
+            return stop
+        pos = nl.end()
+
+
 _REASONS = {
     "TRUNCATED_ITEM": "last listing of a page without its footer: it may be cut short",
     "ITEM_MALFORMED": "listing head is not '[title](url)（kind · level）：'",
@@ -100,85 +137,6 @@ _REASONS = {
 
 
 # --------------------------------------------------------------------------- listings
-
-
-def _accepted_heads(page: Page, text: str, start: int) -> list[Head]:
-    """Candidate heads that pass the grammar, filtered by the numbering (see module doc)."""
-    valid = [h for m in CANDIDATE.finditer(text, start) if (h := _scan_head(text, m)) is not None]
-    accepted: list[Head] = []
-    last = 0
-    for i, head in enumerate(valid):
-        if head.number not in (last, last + 1) and accepted:
-            nxt = valid[i + 1] if i + 1 < len(valid) else None
-            if nxt is not None and nxt.number == last + 1:
-                page.warn(
-                    "AMBIGUOUS_BOUNDARY",
-                    f"listing {last}",
-                    f"'{head.number}. [' inside a summary kept as text",
-                )
-                continue
-            page.warn("NUMBERING", f"listing {head.number}", f"follows listing {last}")
-        accepted.append(head)
-        last = head.number
-    if accepted and accepted[0].number != 1:
-        page.warn("NUMBERING", f"listing {accepted[0].number}", "numbering does not start at 1")
-    return accepted
-
-
-def _ambiguous(heads: list[Head]) -> set[int]:
-    """Starts of listings whose extent is unknown: a number given twice in a row means the
-    first may be text inside the listing before it (``见 3. [附录]()（博客 · 入门）：``) or a
-    duplicate number. The listing before and the first of the pair are not trusted."""
-    out: set[int] = set()
-    for i in range(1, len(heads)):
-        if heads[i].number == heads[i - 1].number:
-            out.add(heads[i - 1].start)
-            if i >= 2:
-                out.add(heads[i - 2].start)
-    return out
-
-
-def _broken_heads(text: str, start: int, heads: list[Head], end: int) -> dict[int, int]:
-    """start → number of listings whose head grammar is broken.
-
-    A failed candidate counts only where it still looks like a head (a link or a meta block
-    follows) and either has full-width digits (never valid) or sits where the numbering
-    expects it (the next number, that number missing): ``见 6. [x]`` stays summary text.
-    """
-    taken = {h.start for h in heads}
-    failed = [
-        (m.start(1), int(m.group(1)), not m.group(1).isascii())
-        for m in _LOOSE.finditer(text, start, end)
-        if m.start(1) not in taken
-    ]
-    out: dict[int, int] = {}
-    bounds = [(h.start, h.number) for h in heads] + [(end, None)]
-    i, expect = 0, 1
-    for b_start, b_num in bounds:  # one walk over both lists, both sorted by offset
-        while i < len(failed) and failed[i][0] < b_start:
-            f_start, f_num, full_width = failed[i]
-            i += 1
-            expected = f_num == expect and (b_num is None or b_num > expect)
-            if not (full_width or expected):
-                continue
-            if _HEADISH.search(text, f_start, min(b_start, f_start + _HEADISH_REACH)):
-                out[f_start] = f_num
-                expect += int(expected)
-        expect = (b_num or 0) + 1
-    return out
-
-
-def has_listing_head(text: str) -> bool:
-    """Does a full listing head occur anywhere in ``text``?"""
-    return any(_scan_head(text, m) is not None for m in CANDIDATE.finditer(text))
-
-
-def _scan_head(text: str, m: re.Match[str]) -> Head | None:
-    """Check the full head grammar at a candidate: one anchored match, no backtracking."""
-    h = _HEAD.match(text, m.end() - 1)
-    if h is None:
-        return None
-    return Head(int(m.group(1)), m.start(1), h.end(), h.group(1), h.group(2), h.group(3))
 
 
 def _emit(page: Page, head: Head, raw_summary: str, ordinal: int, reason: str | None) -> None:

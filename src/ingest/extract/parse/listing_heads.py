@@ -1,0 +1,131 @@
+"""Listing heads of a topic page: ``N. [title](url)（kind · level）：``.
+
+The scanner is linear: candidate starts come from one simple regex, each is checked by one
+anchored, bounded, possessive pattern that honours backslash escapes and nested brackets,
+so a match never backtracks. A candidate inside a summary (``见 6. [x]``) is accepted only
+when the full grammar matches and the numbering says it is the next listing; one that fails
+the grammar counts as a broken head only where the numbering expects it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .base import Page
+from .topic_frame import CANDIDATE
+
+#: Anything numbered like a listing, also with full-width digits (which are never valid).
+_LOOSE = re.compile(r"(?<!\S)([0-9０-９]{1,6})[.．](?=\s|\[)")
+_HEADISH_REACH = 1200  # past the longest title a head may have (1000), to its "]("
+_HEADISH = re.compile(r"\]\(|[（(][^（()）\n]{0,30}[·・•][^（()）\n]{0,30}[）)]\s?[：:]")
+
+# A listing head. Link text honours backslash escapes and up to two levels of nested
+# brackets, the link target one level of parentheses; every repetition is possessive and
+# bounded, and alternatives differ in their first character, so a match never backtracks.
+_TEXT = r"(?:\\.|[^\[\]\\\n])"
+_HEAD = re.compile(
+    rf"\[((?:{_TEXT}|\[(?:{_TEXT}|\[{_TEXT}{{0,500}}+\]){{0,500}}+\]){{0,1000}}+)\]"
+    r"\(((?:[^()\n]|\([^()\n]{0,500}+\)){0,2000}+)\)"
+    r"[ \t]*[（(]([^（()）\n]{0,60}+)[）)][ \t]*[：:]"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """A parsed listing head: where it starts and ends, and its parts."""
+
+    number: int
+    start: int
+    end: int
+    title: str
+    url: str
+    meta: str
+
+
+def valid_heads(text: str) -> list[Head]:
+    """Every candidate head in ``text`` that passes the grammar, in order."""
+    return [h for m in CANDIDATE.finditer(text) if (h := _scan_head(text, m)) is not None]
+
+
+def accepted_heads(page: Page, valid: list[Head]) -> list[Head]:
+    """Valid heads filtered by the numbering (see the module docstring)."""
+    accepted: list[Head] = []
+    last = 0
+    for i, head in enumerate(valid):
+        if head.number not in (last, last + 1) and accepted:
+            nxt = valid[i + 1] if i + 1 < len(valid) else None
+            if nxt is not None and nxt.number == last + 1:
+                page.warn(
+                    "AMBIGUOUS_BOUNDARY",
+                    f"listing {last}",
+                    f"'{head.number}. [' inside a summary kept as text",
+                )
+                continue
+            page.warn("NUMBERING", f"listing {head.number}", f"follows listing {last}")
+        accepted.append(head)
+        last = head.number
+    if accepted and accepted[0].number != 1:
+        page.warn("NUMBERING", f"listing {accepted[0].number}", "numbering does not start at 1")
+    return accepted
+
+
+def ambiguous(heads: list[Head]) -> set[int]:
+    """Starts of listings whose extent is unknown: a number given twice in a row means the
+    first may be text inside the listing before it (``见 3. [附录]()（博客 · 入门）：``) or a
+    duplicate number. The listing before and the first of the pair are not trusted."""
+    out: set[int] = set()
+    for i in range(1, len(heads)):
+        if heads[i].number == heads[i - 1].number:
+            out.add(heads[i - 1].start)
+            if i >= 2:
+                out.add(heads[i - 2].start)
+    return out
+
+
+def broken_heads(text: str, start: int, heads: list[Head], end: int) -> dict[int, int]:
+    """start → number of listings whose head grammar is broken.
+
+    A failed candidate counts only where it still looks like a head (a link or a meta block
+    follows) and either has full-width digits (never valid) or sits where the numbering
+    expects it (the next number, that number missing): ``见 6. [x]`` stays summary text.
+    """
+    taken = {h.start for h in heads}
+    failed = [
+        (m.start(1), int(m.group(1)), not m.group(1).isascii())
+        for m in _LOOSE.finditer(text, start, end)
+        if m.start(1) not in taken
+    ]
+    out: dict[int, int] = {}
+    bounds = [(h.start, h.number) for h in heads] + [(end, None)]
+    i, expect = 0, 1
+    for b_start, b_num in bounds:  # one walk over both lists, both sorted by offset
+        while i < len(failed) and failed[i][0] < b_start:
+            f_start, f_num, full_width = failed[i]
+            i += 1
+            expected = f_num == expect and (b_num is None or b_num > expect)
+            if not (full_width or expected):
+                continue
+            if _HEADISH.search(text, f_start, min(b_start, f_start + _HEADISH_REACH)):
+                out[f_start] = f_num
+                expect += int(expected)
+        expect = (b_num or 0) + 1
+    return out
+
+
+def first_listing_head(text: str) -> int | None:
+    """Where the first full listing head in ``text`` starts, if there is one."""
+    if "](" not in text:
+        return None
+    for m in CANDIDATE.finditer(text):
+        if _scan_head(text, m) is not None:
+            return m.start(1)
+    return None
+
+
+def _scan_head(text: str, m: re.Match[str]) -> Head | None:
+    """Check the full head grammar at a candidate: one anchored match, no backtracking."""
+    h = _HEAD.match(text, m.end() - 1)
+    if h is None:
+        return None
+    return Head(int(m.group(1)), m.start(1), h.end(), h.group(1), h.group(2), h.group(3))
