@@ -5,7 +5,9 @@ collection and is one of three kinds:
 
 - ``map``: ``fn(view(record), ctx)`` → output records, for every record read;
 - ``group``: ``pairs(view(record), ctx)`` → (key, value) pairs; the values that share a key
-  form a group, and ``fn(key, values, ctx)`` → output records, for every group;
+  form a group, and ``fn(key, values, ctx)`` → output records, for every group (a
+  ``batched`` step's ``pairs`` takes a list of views and gives the pairs of each, so that
+  array code can work on many records at once);
 - ``driver``: ``fn(ctx)`` → a value, on small data the earlier steps gathered.
 
 The output of a map or group step stays where the engine keeps it, as the collection
@@ -20,7 +22,7 @@ in :data:`STEPS` plus its function.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -35,7 +37,7 @@ from .transform.align import topic_edges
 from .transform.components import Components, label_components
 from .transform.identity import Claim, Ids, assign, claims
 from .transform.merge import Component, resolve_component
-from .transform.near import bands, bucket_edges
+from .transform.near import bands_many, bucket_edges
 from .transform.records import Finished, Lid, finish, related_lids
 from .transform.report import assemble
 from .transform.topics import Topics, page_identity, topics_of
@@ -81,11 +83,14 @@ class Step:
     reads: str
     writes: str
     fn: Callable[..., Any]
-    pairs: Callable[[Any, Context], Iterable[tuple[Hashable, Any]]] | None = None
+    pairs: Callable[[Any, Context], Iterable[Any]] | None = None
     view: Callable[[Any], Any] | None = None
     gather: Callable[[list[Any], Context], Any] | None = None
     pool: bool = False  # costly per record: the local engine runs it in its process pool
+    pool_from: int = 1  # ... when it has at least this many records or groups
     warm: Callable[[], None] | None = None  # loads what workers need, before they fork
+    min_group: int = 1  # smaller groups give nothing and are never formed
+    batched: bool = False  # pairs(views, ctx) → one list of pairs per view
     progress: bool = False  # the engine reports each record this step finishes
 
 
@@ -119,8 +124,8 @@ def unit_key(u: Unit) -> str:
     return u.key
 
 
-def by_band(key: str, ctx: Context) -> list[tuple[bytes, str]]:
-    return [(band, key) for band in bands(key)]
+def by_band(keys: list[str], ctx: Context) -> list[list[tuple[bytes, str]]]:
+    return [[(band, key) for band in sig] for key, sig in zip(keys, bands_many(keys), strict=True)]
 
 
 def near_pairs(band: bytes, keys: list[str], ctx: Context) -> list[Edge]:
@@ -212,6 +217,8 @@ STEPS: tuple[Step, ...] = (
         view=unit_key,
         gather=edges,
         pool=True,
+        min_group=2,  # a band shared by no other key holds no pair
+        batched=True,
     ),
     Step("order", "group", "listings", "order", order_pairs, pairs=by_topic, gather=edges),
     Step("components", "driver", "", "components", components),
@@ -227,6 +234,7 @@ STEPS: tuple[Step, ...] = (
         pairs=by_title,
         gather=with_known,
         pool=True,
+        pool_from=20_000,  # ~30 µs a title: fewer are judged faster than a pool starts
         warm=warm_languages,
     ),
     Step("records", "map", "resolved", "parts", records, gather=parts),

@@ -10,7 +10,7 @@ Needs the optional extra: ``pip install 'ingest[dask]'``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from xxhash import xxh64_intdigest
@@ -69,7 +69,10 @@ class DaskEngine:
 
     def group(self, bag: Any, step: Step, ctx: Context) -> Any:
         task = self._task(step, ctx)
-        pairs = bag.map(_pairs_of, task).flatten()
+        if step.batched:
+            pairs = bag.map_partitions(_pairs_of_partition, task)
+        else:
+            pairs = bag.map(_pairs_of, task).flatten()
         shuffled = pairs.groupby(_stable_hash, npartitions=self.partitions, shuffle="tasks")
         return self._keep(shuffled.map(_groups_of, task).flatten(), step)
 
@@ -89,6 +92,14 @@ def _pairs_of(record: Any, task: tuple[Step, Context]) -> list[tuple[Hashable, A
     return list(step.pairs(_view(record, step), ctx))
 
 
+def _pairs_of_partition(records: Iterable[Any], task: tuple[Step, Context]) -> list[Any]:
+    """A batched step's pairs of one whole partition, computed together."""
+    step, ctx = task
+    assert step.pairs is not None, f"group step {step.name!r} has no pairs function"
+    views = [_view(r, step) for r in records]
+    return [p for per in step.pairs(views, ctx) for p in per]
+
+
 def _stable_hash(pair: tuple[Hashable, Any]) -> int:
     """A group key that hashes the same in every process (str hashes are salted)."""
     key = pair[0]
@@ -103,7 +114,7 @@ def _groups_of(
     groups: dict[Any, list[Any]] = {}
     for key, value in shuffled[1]:
         groups.setdefault(key, []).append(value)
-    ordered = sorted(groups.items())
+    ordered = sorted(g for g in groups.items() if len(g[1]) >= step.min_group)
     return [out for key, values in ordered for out in step.fn(key, values, ctx)]
 
 

@@ -21,6 +21,8 @@ from ..steps import Context, Step, run_steps
 T = TypeVar("T")
 R = TypeVar("R")
 Progress = Callable[[Any], None]
+#: Views a batched step's pairs function receives at once.
+BATCH = 256
 
 
 class LocalEngine:
@@ -47,16 +49,23 @@ class LocalEngine:
 
     def group(self, records: list[Any], step: Step, ctx: Context) -> list[Any]:
         groups: dict[Any, list[Any]] = {}
-        for pairs in self._run(_pairs_of, _views(records, step), step, ctx):
+        for pairs in self._pairs(_views(records, step), step, ctx):
             for key, value in pairs:
                 groups.setdefault(key, []).append(value)
-        ordered = sorted(groups.items())
+        ordered = sorted(g for g in groups.items() if len(g[1]) >= step.min_group)
         return [out for found in self._run(_group_one, ordered, step, ctx) for out in found]
+
+    def _pairs(self, views: list[Any], step: Step, ctx: Context) -> Iterator[Any]:
+        """Each view's (key, value) pairs; a batched step's in batches of views."""
+        if not step.batched:
+            return self._run(_pairs_of, views, step, ctx)
+        batches = [views[i : i + BATCH] for i in range(0, len(views), BATCH)]
+        return (p for per in self._run(_pairs_of_batch, batches, step, ctx) for p in per)
 
     def _run(
         self, func: Callable[[T], R], items: Sequence[T], step: Step, ctx: Context
     ) -> Iterator[R]:
-        if not step.pool or self.jobs <= 1 or len(items) <= 1:
+        if not step.pool or self.jobs <= 1 or len(items) < max(2, step.pool_from):
             _set_task(step, ctx)
             return map(func, items)
         if step.warm is not None:
@@ -91,6 +100,12 @@ def _pairs_of(record: Any) -> list[tuple[Hashable, Any]]:
     step, ctx = _task()
     assert step.pairs is not None, f"group step {step.name!r} has no pairs function"
     return list(step.pairs(record, ctx))
+
+
+def _pairs_of_batch(views: list[Any]) -> list[Any]:
+    step, ctx = _task()
+    assert step.pairs is not None, f"group step {step.name!r} has no pairs function"
+    return [list(p) for p in step.pairs(views, ctx)]
 
 
 def _group_one(group: tuple[Hashable, list[Any]]) -> list[Any]:

@@ -11,6 +11,7 @@ import html
 import re
 import unicodedata
 from collections.abc import Callable
+from functools import lru_cache
 
 # ASCII punctuation that CommonMark lets a backslash escape.
 _MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
@@ -75,28 +76,43 @@ def clean(s: str, *, markdown: bool = False, warn: Callable[[str], None] | None 
     """Normalize one field: NFC, unescape (markdown only), strip markup and controls, spaces.
 
     ``warn`` receives a code for every lossy step (nothing is repaired silently). Each step
-    runs only when a cheap test says it has work to do: this is on the hot path.
+    runs only when a cheap test says it has work to do, and a text met again (a resource's
+    summary on each page that lists it) is looked up, not cleaned again: this is the hot path.
 
     >>> clean(r"  C\\+\\+ <b>粗</b>\u200b  a\u3000b ", markdown=True)
     'C++ 粗 a b'
     """
+    text, codes = (_cleaned_seen if len(s) <= _MEMO_CHARS else cleaned)(s, markdown)
+    if warn is not None:
+        for code in codes:
+            warn(code)
+    return text
+
+
+#: Texts up to this long are remembered (the same summary on many pages); longer ones,
+#: rare and costly to keep, are cleaned each time.
+_MEMO_CHARS = 2048
+
+
+def cleaned(s: str, markdown: bool = False) -> tuple[str, tuple[str, ...]]:
+    """The cleaned text and the codes of the lossy steps taken (see :func:`clean`)."""
+    codes: dict[str, None] = {}
     if not s.isascii():
         s = unicodedata.normalize("NFC", s)
-        if warn is not None and ("\u2028" in s or "\u2029" in s):
-            warn("ODD_WHITESPACE")  # line/paragraph separators: collapsed to a space
+        if "\u2028" in s or "\u2029" in s:
+            codes["ODD_WHITESPACE"] = None  # line/paragraph separators: collapsed to a space
     if markdown and "\\" in s:
         s = md_unescape(s)
-    codes: dict[str, None] = {}
     for n in range(_PASSES):  # markup and invisible characters can hide each other
         before, s = s, _strip_pass(s, codes, decode=n == 0)
         if s == before:
             break
     else:  # nested deeper than the passes: no angle bracket can be trusted
         s = _strip_pass(s.replace("<", "").replace(">", ""), codes, decode=False)
-    if warn is not None:
-        for code in codes:
-            warn(code)
-    return " ".join(s.split())
+    return " ".join(s.split()), tuple(codes)
+
+
+_cleaned_seen = lru_cache(maxsize=1 << 14)(cleaned)  # pure: the same text cleans the same way
 
 
 #: Passes of markup and control removal before a field is called pathologically nested.
@@ -142,6 +158,14 @@ def match_key(s: str) -> str:
         t = _NON_WORD.sub("", unicodedata.normalize("NFKC", t))
     t = t.casefold()
     return t if not t or t.isalnum() else _NON_WORD.sub("", t)
+
+
+_key_seen = lru_cache(maxsize=1 << 14)(match_key)  # pure: a summary keyed on every page
+
+
+def key_of(s: str) -> str:
+    """:func:`match_key`, remembered for texts met again (see :func:`clean`)."""
+    return _key_seen(s) if len(s) <= _MEMO_CHARS else match_key(s)
 
 
 def han_chars(s: str) -> list[str]:

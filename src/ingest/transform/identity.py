@@ -32,7 +32,7 @@ from ..normalize.text import match_key
 from ..records.output import Decision, DecisionSide, ItemEvidence
 from ..state.index import Facts, IdIndex
 from .align import ORDER_RATIO
-from .near import NEAR_DUP_RATIO, bands
+from .near import NEAR_DUP_RATIO, bands_many
 
 if TYPE_CHECKING:  # merge imports mint from here
     from .merge import Component, Resolved
@@ -192,11 +192,11 @@ def _leftover_candidates(
 
 def _near_candidates(left: list[Claim], gone: list[str], index: IdIndex) -> list[Candidate]:
     buckets: dict[bytes, tuple[list[Claim], list[str]]] = {}
-    for c in left:
-        for band in bands(c.facts.keys[0]):
+    for c, sig in zip(left, bands_many([c.facts.keys[0] for c in left]), strict=True):
+        for band in sig:
             buckets.setdefault(band, ([], []))[0].append(c)
-    for p in gone:
-        for band in bands(index.facts[p].keys[0]):
+    for p, sig in zip(gone, bands_many([index.facts[p].keys[0] for p in gone]), strict=True):
+        for band in sig:
             if band in buckets:
                 buckets[band][1].append(p)
     out: set[Candidate] = set()

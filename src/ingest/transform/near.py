@@ -10,11 +10,10 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Sequence
-from functools import cache
-from typing import Any
 
 from rapidfuzz import fuzz
 
+from .minhash import signatures
 from .units import Edge, edge
 
 #: Confirmed near-duplicate: rapidfuzz ratio (0-100) of the two summary keys.
@@ -26,30 +25,33 @@ BANDS, ROWS = 21, 3
 MAX_BUCKET = 200
 
 
-@cache
-def _minhash_setup() -> tuple[Any, Any]:
-    from datasketch import MinHash  # numpy-heavy: imported only when needed
-    from xxhash import xxh32_intdigest
-
-    perms = MinHash(num_perm=BANDS * ROWS, seed=1, scheme="affine32").permutations
-    return perms, xxh32_intdigest
+#: Keys whose signatures are computed in one batch (numpy arrays stay in cache).
+BATCH = 256
 
 
 def bands(key: str) -> list[bytes]:
     """The LSH band signatures of a key (band number included, so bands never mix)."""
-    from datasketch import MinHash
+    return bands_many([key])[0]
 
-    perms, hashfunc = _minhash_setup()
-    m = MinHash(
-        num_perm=BANDS * ROWS, seed=1, permutations=perms, scheme="affine32", hashfunc=hashfunc
-    )
-    m.update_batch([key[i : i + 3].encode() for i in range(max(1, len(key) - 2))])
-    values = [int(v) for v in m.hashvalues]
-    out = []
-    for b in range(BANDS):
-        raw = struct.pack(f"<H{ROWS}I", b, *values[b * ROWS : (b + 1) * ROWS])
-        out.append(hashlib.blake2b(raw, digest_size=8).digest())
+
+def bands_many(keys: Sequence[str]) -> list[list[bytes]]:
+    """The band signatures of each key: band number and its rows of the key's MinHash
+    (datasketch's affine32 scheme over xxHash32 of character 3-grams, seed 1), digested."""
+    out: list[list[bytes]] = []
+    for start in range(0, len(keys), BATCH):
+        sig = signatures(keys[start : start + BATCH], BANDS * ROWS)
+        out.extend(_digests(row) for row in sig.tolist())
     return out
+
+
+def _digests(values: list[int]) -> list[bytes]:
+    return [
+        hashlib.blake2b(_BAND.pack(b, *values[b * ROWS : (b + 1) * ROWS]), digest_size=8).digest()
+        for b in range(BANDS)
+    ]
+
+
+_BAND = struct.Struct(f"<H{ROWS}I")
 
 
 def verify(a: str, b: str) -> float | None:

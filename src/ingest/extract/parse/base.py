@@ -11,7 +11,7 @@ from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ...normalize.text import clean, match_key
+from ...normalize.text import clean, key_of
 from ...normalize.urls import check_url
 from ...records.internal import Listing, PageReject, PageResult, Provenance
 from ..decode import ESCAPED_BYTE, Locator, cut_tail_length
@@ -170,5 +170,5 @@ class Page:
 
     def add(self, listing: Listing) -> None:
         listing.index = len(self.result.listings)
-        listing.key = match_key(listing.summary_zh)
+        listing.key = key_of(listing.summary_zh)
         self.result.listings.append(listing)

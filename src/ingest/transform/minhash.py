@@ -1,0 +1,124 @@
+"""MinHash signatures of many keys at once, in numpy: the same values datasketch gives.
+
+datasketch's ``MinHash(scheme="affine32", hashfunc=xxh32_intdigest)`` hashes every
+character 3-gram of a key with xxHash32 (a Python call per 3-gram), pre-mixes the hashes
+with MurmurHash3's finalizer and takes, per permutation ``(a, b)``, the minimum of
+``a·h + b`` in 32-bit arithmetic. Here the 3-grams of a whole batch of keys are laid out
+as one byte matrix, xxHash32 runs on its rows as array operations, and the minima are
+taken per key with one reduction per permutation: about a seventh of the cost, and equal
+values (a test compares both on every kind of character).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+# xxHash32 primes, and the MurmurHash3 fmix32 constants datasketch's affine32 scheme uses.
+_P1, _P2, _P3, _P4, _P5 = 0x9E3779B1, 0x85EBCA77, 0xC2B2AE3D, 0x27D4EB2F, 0x165667B1
+_M1, _M2 = 0x85EBCA6B, 0xC2B2AE35
+_U32 = np.uint32
+#: A 3-gram is at most 12 bytes of UTF-8 (three 4-byte characters).
+_WIDTH = 12
+
+
+@cache
+def permutations(num_perm: int, seed: int = 1) -> tuple[Any, Any]:
+    """The ``(a, b)`` arrays datasketch 2 draws for ``num_perm`` affine32 permutations and
+    ``seed`` (odd ``a``, so each map is a bijection), drawn the same way here: importing
+    datasketch costs half a second (it imports scipy), and a test compares the two."""
+    gen = np.random.RandomState(seed)
+    a = gen.randint(0, 1 << 31, num_perm, dtype=_U32) * _U32(2) + _U32(1)
+    b = gen.randint(0, 1 << 32, num_perm, dtype=_U32)
+    return a, b
+
+
+def shingles(key: str) -> list[str]:
+    """The character 3-grams datasketch is fed for ``key`` (a shorter key: itself)."""
+    return [key[i : i + 3] for i in range(max(1, len(key) - 2))]
+
+
+def signatures(keys: Sequence[str], num_perm: int, seed: int = 1) -> Any:
+    """A ``(len(keys), num_perm)`` uint32 array: row i is the MinHash of ``keys[i]``."""
+    if not keys:
+        return np.empty((0, num_perm), dtype=_U32)
+    a, b = permutations(num_perm, seed)
+    rows, lengths, owner = gram_rows(keys)
+    hv = _fmix32(xxh32_rows(rows, lengths))
+    starts = np.flatnonzero(np.diff(owner, prepend=-1))
+    out = np.empty((len(keys), num_perm), dtype=_U32)
+    v = np.empty_like(hv)
+    with np.errstate(over="ignore"):
+        for k in range(num_perm):  # one permutation at a time: arrays stay in cache
+            np.multiply(hv, a[k], out=v)
+            v += b[k]
+            out[:, k] = np.minimum.reduceat(v, starts)
+    return out
+
+
+def gram_rows(keys: Sequence[str]) -> tuple[Any, Any, Any]:
+    """The UTF-8 bytes of every 3-gram of every key as a zero-padded ``(n, 12)`` matrix,
+    their lengths, and the index of the key each belongs to: gathered from the keys' UTF-8
+    bytes by offsets computed from their code points, with no Python work per 3-gram."""
+    text = "".join(keys)
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    width = np.where(
+        points < 0x80, 1, np.where(points < 0x800, 2, np.where(points < 0x10000, 3, 4))
+    )
+    offset = np.concatenate(([0], np.cumsum(width)))  # byte offset of each character
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass") + bytes(_WIDTH), dtype=np.uint8)
+    sizes = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+    grams = np.maximum(sizes - 2, 1)
+    owner = np.repeat(np.arange(len(keys)), grams)
+    first = np.repeat(np.cumsum(sizes) - sizes, grams) + _within(grams)
+    last = first + np.minimum(np.repeat(sizes, grams), 3)
+    start, lengths = offset[first], offset[last] - offset[first]
+    rows = data[start[:, None] + np.arange(_WIDTH)]
+    rows[np.arange(_WIDTH)[None, :] >= lengths[:, None]] = 0
+    return rows, lengths, owner
+
+
+def _within(counts: Any) -> Any:
+    """0, 1, ..., n-1 for each n in ``counts``, concatenated."""
+    total = int(counts.sum())
+    return np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
+def _rotl(x: Any, r: int) -> Any:
+    return (x << _U32(r)) | (x >> _U32(32 - r))
+
+
+def xxh32_rows(rows: Any, lengths: Any) -> Any:
+    """xxHash32 (seed 0) of each row's first ``lengths[i]`` bytes (every row < 16 bytes)."""
+    with np.errstate(over="ignore"):
+        h = (lengths.astype(_U32) + _U32(_P5)).astype(_U32)
+        words = rows.view("<u4").reshape(len(rows), _WIDTH // 4)
+        for w in range(_WIDTH // 4):
+            take = lengths >= 4 * (w + 1)
+            step = _rotl(h + words[:, w] * _U32(_P3), 17) * _U32(_P4)
+            h = np.where(take, step, h)
+        tail = lengths % 4
+        base = lengths - tail
+        for r in range(3):
+            take = tail > r
+            byte = rows[np.arange(len(rows)), np.minimum(base + r, _WIDTH - 1)].astype(_U32)
+            step = _rotl(h + byte * _U32(_P5), 11) * _U32(_P1)
+            h = np.where(take, step, h)
+        h ^= h >> _U32(15)
+        h *= _U32(_P2)
+        h ^= h >> _U32(13)
+        h *= _U32(_P3)
+        h ^= h >> _U32(16)
+    return h
+
+
+def _fmix32(h: Any) -> Any:
+    with np.errstate(over="ignore"):
+        h = h ^ (h >> _U32(16))
+        h = h * _U32(_M1)
+        h = h ^ (h >> _U32(13))
+        h = h * _U32(_M2)
+        return h ^ (h >> _U32(16))

@@ -1,0 +1,53 @@
+"""The numpy MinHash gives exactly datasketch's values (the LSH bands, and so the
+near-duplicate candidates, must not move when the implementation does)."""
+
+from __future__ import annotations
+
+import numpy as np
+from datasketch import MinHash
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from xxhash import xxh32_intdigest
+
+from ingest.transform.minhash import gram_rows, permutations, signatures, xxh32_rows
+
+#: 1-, 2-, 3- and 4-byte UTF-8 characters, as summary keys hold them (letters and digits).
+ALPHABET = "aZ09éßЖжα中文字摘要𠀀𠀁𝒜"
+
+
+def reference(key: str, num_perm: int = 63) -> list[int]:
+    m = MinHash(
+        num_perm=num_perm,
+        seed=1,
+        permutations=permutations(num_perm),
+        scheme="affine32",
+        hashfunc=xxh32_intdigest,
+    )
+    m.update_batch([key[i : i + 3].encode() for i in range(max(1, len(key) - 2))])
+    return [int(v) for v in m.hashvalues]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(alphabet=ALPHABET, max_size=40), min_size=1, max_size=12))
+def test_signatures_equal_datasketch(keys: list[str]) -> None:
+    got = signatures(keys, 63)
+    assert got.shape == (len(keys), 63)
+    assert [row.tolist() for row in got] == [reference(k) for k in keys]
+
+
+def test_xxh32_of_every_gram_length() -> None:
+    grams = ["", "a", "ab", "abc", "中", "中文", "中文字", "a中b", "𠀀xy", "𠀀𠀁𠀂", "éß中"]
+    rows, lengths, owner = gram_rows(grams)
+    assert owner.tolist() == list(range(len(grams)))  # each is shorter than 4: one gram
+    assert xxh32_rows(rows, lengths).tolist() == [xxh32_intdigest(g.encode()) for g in grams]
+
+
+def test_permutations_are_datasketchs() -> None:
+    a, b = MinHash(num_perm=63, seed=1, scheme="affine32").permutations
+    assert permutations(63)[0].tolist() == a.tolist() and permutations(63)[1].tolist() == b.tolist()
+
+
+def test_a_real_summary_key() -> None:
+    key = "这是nvidia技术博客的一篇文章以1240亿参数每token激活51亿参数的模型为例" * 3
+    assert signatures([key, key[:50]], 63).tolist() == [reference(key), reference(key[:50])]
+    assert signatures([], 63).shape == (0, 63) and np.asarray(permutations(63)[0]).size == 63
