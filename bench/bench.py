@@ -19,6 +19,7 @@ import itertools
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -107,6 +108,7 @@ def bench_one(size: str, seed: int, jobs: int, engine: list[str]) -> dict[str, f
     mb = expected["bytes"] / 1e6
     work = HERE / "out" / size
     work.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(work / "ingest", ignore_errors=True)  # a cold run: no earlier publish
     fa, rss_a, out_a = timed(
         [sys.executable, __file__, "--floor", str(dumps), str(work / "floor.jsonl")]
     )

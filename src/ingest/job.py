@@ -17,6 +17,7 @@ from typing import Literal
 
 from .errors import UsageError
 from .extract.discover import InputFile, collect_inputs
+from .engines.local import few_collections
 from .extract.read import read_bytes
 from .outputs.folder import FolderWriter
 from .outputs.ownership import check_apart
@@ -60,7 +61,7 @@ def run_job(opts: JobOptions, progress: Callable[[int], Progress | None]) -> Job
     check_apart(opts.paths, opts.out)
     writer = FolderWriter(opts.out)
     inputs = collect_inputs(opts.paths)
-    with writer:
+    with writer, few_collections():
         previous = writer.previous()
         stored = stored_pages(previous) if opts.merge else []
         settings = RunSettings("merge" if opts.merge else "snapshot", opts.crawled_at)
