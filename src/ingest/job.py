@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from .engines.local import few_collections
 from .errors import UsageError
 from .extract.discover import InputFile, collect_inputs
-from .engines.local import few_collections
 from .extract.read import read_bytes
 from .outputs.folder import FolderWriter
 from .outputs.ownership import check_apart

@@ -88,6 +88,7 @@ class Step:
     gather: Callable[[list[Any], Context], Any] | None = None
     pool: bool = False  # costly per record: the local engine runs it in its process pool
     pool_from: int = 1  # ... when it has at least this many records or groups
+    pool_groups: bool = True  # a group step's group functions too (else only its pairs)
     warm: Callable[[], None] | None = None  # loads what workers need, before they fork
     min_group: int = 1  # smaller groups give nothing and are never formed
     batched: bool = False  # pairs(views, ctx) → one list of pairs per view
@@ -217,6 +218,7 @@ STEPS: tuple[Step, ...] = (
         view=unit_key,
         gather=edges,
         pool=True,
+        pool_groups=False,  # checking a bucket's pairs costs less than shipping the bucket
         min_group=2,  # a band shared by no other key holds no pair
         batched=True,
     ),

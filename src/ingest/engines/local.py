@@ -53,7 +53,8 @@ class LocalEngine:
             for key, value in pairs:
                 groups.setdefault(key, []).append(value)
         ordered = sorted(g for g in groups.items() if len(g[1]) >= step.min_group)
-        return [out for found in self._run(_group_one, ordered, step, ctx) for out in found]
+        pooled = self._run if step.pool_groups else self._here
+        return [out for found in pooled(_group_one, ordered, step, ctx) for out in found]
 
     def _pairs(self, views: list[Any], step: Step, ctx: Context) -> Iterator[Any]:
         """Each view's (key, value) pairs; a batched step's in batches of views."""
@@ -62,12 +63,17 @@ class LocalEngine:
         batches = [views[i : i + BATCH] for i in range(0, len(views), BATCH)]
         return (p for per in self._run(_pairs_of_batch, batches, step, ctx) for p in per)
 
+    def _here(
+        self, func: Callable[[T], R], items: Sequence[T], step: Step, ctx: Context
+    ) -> Iterator[R]:
+        _set_task(step, ctx)
+        return map(func, items)
+
     def _run(
         self, func: Callable[[T], R], items: Sequence[T], step: Step, ctx: Context
     ) -> Iterator[R]:
         if not step.pool or self.jobs <= 1 or len(items) < max(2, step.pool_from):
-            _set_task(step, ctx)
-            return map(func, items)
+            return self._here(func, items, step, ctx)
         if step.warm is not None:
             step.warm()
         return pmap(func, items, self.jobs, initializer=_set_task, initargs=(step, ctx))

@@ -19,10 +19,13 @@ from .components import settle
 from .identity import mint
 from .units import Edge, Unit
 
+#: Precedence by the format's value, as listings carry it (no enum built per lookup).
+_RANK_OF = {f.value: rank for f, rank in PRECEDENCE.items()}
+
 
 def precedence(x: Listing) -> tuple[int, int, str, int]:
     return (
-        PRECEDENCE[Format(x.prov.format)],
+        _RANK_OF[x.prov.format],
         ROLE_ORDER[x.role],
         x.prov.sha256,
         x.prov.byte_offset,

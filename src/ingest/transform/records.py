@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..normalize.ages import estimate
 from ..normalize.language import language_of
@@ -18,10 +19,8 @@ from ..records.output import (
     Decision,
     DecisionSide,
     Item,
-    ItemTopic,
     PublishedEstimate,
     Reject,
-    Source,
 )
 from ..records.vocab import Format, kind_of
 from .identity import Ids
@@ -109,28 +108,33 @@ def _item(
     item_id = ids.of(r.id)
     if any(x.kind_label and kind_of(x.kind_label) == "other" for x in r.members):
         warnings.append(f"item {item_id}: UNKNOWN_KIND: label {f['kind_label']!r}")
-    return Item(
-        id=item_id,
-        kind=kind_of(f["kind_label"]),  # type: ignore[arg-type]
-        kind_label=f["kind_label"],
-        title_zh=f["title_zh"],
-        title_original=title,
-        original_language=_language(title, langs),
-        summary_zh=f["summary_zh"] or "",
-        url=f["url"],
-        publisher=f["publisher"],
-        published_ago=f["published_ago"],
-        published_estimate=_estimate(item_id, f["published_ago"], _crawled(r, crawled), warnings),
-        rating=f["rating"],
-        collected_on=f["collected_on"],  # type: ignore[arg-type]
-        topics=[ItemTopic.model_validate(t) for t in r.topics],
-        related=_related(
-            item_id, [ids.of(id_of[lid]) for lid in r.related if lid in id_of], warnings
-        ),
-        sources=sorted(
-            (_source(x) for x in r.members), key=lambda s: (s.file, s.byte_offset, s.locator)
-        ),
+    estimate = _estimate(item_id, f["published_ago"], _crawled(r, crawled), warnings)
+    related = [ids.of(id_of[lid]) for lid in r.related if lid in id_of]
+    sources = sorted((_source(x) for x in r.members), key=_source_order)
+    return Item.model_validate(  # one validation of the whole record, nested parts included
+        {
+            "id": item_id,
+            "kind": kind_of(f["kind_label"]),
+            "kind_label": f["kind_label"],
+            "title_zh": f["title_zh"],
+            "title_original": title,
+            "original_language": _language(title, langs),
+            "summary_zh": f["summary_zh"] or "",
+            "url": f["url"],
+            "publisher": f["publisher"],
+            "published_ago": f["published_ago"],
+            "published_estimate": estimate,
+            "rating": f["rating"],
+            "collected_on": f["collected_on"],
+            "topics": r.topics,
+            "related": _related(item_id, related, warnings),
+            "sources": sources,
+        }
     )
+
+
+def _source_order(s: dict[str, Any]) -> tuple[str, int, str]:
+    return (s["file"], s["byte_offset"], s["locator"])
 
 
 def _language(title: str | None, langs: Mapping[str, str | None]) -> str | None:
@@ -159,16 +163,16 @@ def _estimate(
     return PublishedEstimate(earliest=found[0], latest=found[1])
 
 
-def _source(x: Listing) -> Source:
+def _source(x: Listing) -> dict[str, Any]:
     p = x.prov
-    return Source(
-        file=p.file,
-        sha256=p.sha256,
-        format=p.format,  # type: ignore[arg-type]
-        locator=p.locator,
-        byte_offset=p.byte_offset,
-        line=p.line,
-    )
+    return {
+        "file": p.file,
+        "sha256": p.sha256,
+        "format": p.format,
+        "locator": p.locator,
+        "byte_offset": p.byte_offset,
+        "line": p.line,
+    }
 
 
 def _related(item_id: str, named: list[str], warnings: list[str]) -> list[str]:
