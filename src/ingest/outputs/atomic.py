@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from ..errors import PublishError
+from ..records.output import Content
 from .faults import FAULT_ENV, FAULT_POINTS, Fault
 from .lock import is_held
 
@@ -87,19 +88,40 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _write_file(path: Path, data: bytes, mode: int = 0o666) -> None:
+_FLUSH = 1 << 20
+
+
+def _write_file(path: Path, data: Content, mode: int = 0o666) -> None:
     """Create ``path`` (must not exist), write all of ``data`` and fsync it."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        if isinstance(data, bytes):
+            _write_all(fd, data)
+        else:
+            _write_pieces(fd, data())
         os.fsync(fd)
     except OSError as e:
         e.filename = e.filename or str(path)
         raise
     finally:
         os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _write_pieces(fd: int, pieces: Iterable[bytes]) -> None:
+    """Write pieces through a buffer of about a megabyte (few system calls, little memory)."""
+    buf = bytearray()
+    for piece in pieces:
+        buf += piece
+        if len(buf) >= _FLUSH:
+            _write_all(fd, bytes(buf))
+            buf.clear()
+    _write_all(fd, bytes(buf))
 
 
 def _pid_alive(pid: int) -> bool:
@@ -149,7 +171,7 @@ def _clean_stale(out_dir: Path) -> None:
             shutil.rmtree(entry.path, ignore_errors=True)
 
 
-def _keep_files(out_dir: Path, files: Mapping[str, bytes]) -> dict[str, bytes]:
+def _keep_files(out_dir: Path, files: Mapping[str, Content]) -> dict[str, bytes]:
     found = {}
     for name in KEEP_FILES:
         path = out_dir / name
@@ -161,7 +183,7 @@ def _keep_files(out_dir: Path, files: Mapping[str, bytes]) -> dict[str, bytes]:
 def _stage(
     staging: Path,
     out_dir: Path,
-    files: Mapping[str, bytes],
+    files: Mapping[str, Content],
     links: Mapping[str, Path],
     fault: Fault,
 ) -> None:
@@ -222,7 +244,7 @@ def _swap(staging: Path, out_dir: Path) -> Path | None:
 
 
 def publish(
-    out_dir: Path, files: Mapping[str, bytes], links: Mapping[str, Path] | None = None
+    out_dir: Path, files: Mapping[str, Content], links: Mapping[str, Path] | None = None
 ) -> None:
     """Atomically replace the contents of ``out_dir`` with ``files`` (name -> bytes; a name
     is a plain file name or ``folder/name``) and ``links`` (name -> an existing file, hard

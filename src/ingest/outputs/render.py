@@ -7,21 +7,30 @@ sorted by a stable key and serialised with a fixed field order, UTF-8, not ASCII
 
 from __future__ import annotations
 
-from ..records.output import Change, Item, Reject, RunOutput, Topic
-from .page import render_page
+from collections.abc import Iterator
+from functools import partial
+
+from ..records.output import Change, Content, Item, Reject, RunOutput, Topic
+from .page import page_pieces
 
 
-def render(out: RunOutput) -> dict[str, bytes]:
-    """The bytes of every output file; report.json last (it is the manifest)."""
+def render(out: RunOutput) -> dict[str, Content]:
+    """Every output file: the small ones' bytes, the large ones' pieces, made as they are
+    written (never the whole file in memory); report.json last (it is the manifest)."""
     return {
-        "items.jsonl": _jsonl(out.items),
-        "topics.jsonl": _jsonl(out.topics),
-        "rejects.jsonl": _jsonl(out.rejects),
-        "changes.jsonl": _jsonl(out.changes),
-        "report.html": render_page(out),
+        "items.jsonl": partial(_jsonl, out.items),
+        "topics.jsonl": partial(_jsonl, out.topics),
+        "rejects.jsonl": partial(_jsonl, out.rejects),
+        "changes.jsonl": partial(_jsonl, out.changes),
+        "report.html": partial(page_pieces, out),
         "report.json": out.report.model_dump_json(indent=2).encode() + b"\n",
     }
 
 
-def _jsonl(records: list[Item] | list[Topic] | list[Reject] | list[Change]) -> bytes:
-    return b"".join(r.model_dump_json().encode() + b"\n" for r in records)
+def _jsonl(records: list[Item] | list[Topic] | list[Reject] | list[Change]) -> Iterator[bytes]:
+    return (r.model_dump_json().encode() + b"\n" for r in records)
+
+
+def content_bytes(content: Content) -> bytes:
+    """A file's whole content as bytes (for tests and small files)."""
+    return content if isinstance(content, bytes) else b"".join(content())

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
@@ -260,6 +261,11 @@ class Report(_Out):
     decisions: list[Decision]
     warnings: list[str] = Field(description="Run-level warnings: 'file: locator: CODE: text'")
     timing: dict[str, float] = Field(description="Seconds per stage; the only varying member")
+
+
+#: A file's content: its bytes, or a function giving them in pieces when the file is
+#: written (a large file is then never held whole in memory).
+Content = bytes | Callable[[], Iterable[bytes]]
 
 
 @dataclass(slots=True)

@@ -11,14 +11,15 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 
 from .. import SCHEMA_VERSION
 from ..errors import PublishError, UsageError
 from ..extract.discover import StoredPage
-from ..records.output import ItemEvidence, RunOutput
+from ..records.output import Content, ItemEvidence, RunOutput
 from .previous import STATE, STATE_VERSION, PageRef, Previous
 
 #: Reads the bytes of an input file by the name records give it (None: not an input).
@@ -54,39 +55,47 @@ def _read(pack: Path, ref: PageRef) -> bytes:
 
 def state_files(
     run: RunOutput, prev: Previous, read_input: InputReader
-) -> tuple[dict[str, bytes], dict[str, Path]]:
-    """The files of the new publish's ``state/`` (name → bytes), and the earlier packs it
-    carries over (name → path, to be hard-linked)."""
+) -> tuple[dict[str, Content], dict[str, Path]]:
+    """The files of the new publish's ``state/`` (name → content; the new pack's pages are
+    read, checked and written one at a time), and the earlier packs it carries over (name
+    → path, to be hard-linked)."""
     sequence = run.report.run.sequence
     pack_name = f"pages-{sequence}.pack"
     earlier = _live_earlier(prev, run)
     crawled = {r.sha256 + r.file: r.crawled_at for r in prev.pages}
     now = run.report.run.crawled_at.isoformat() if run.report.run.crawled_at else None
-    pack = bytearray()
     refs: list[PageRef] = []
     written: dict[str, PageRef] = {}
+    to_pack: list[tuple[str, str, bool]] = []  # (file, sha256, from the state)
+    size = 0
     for f in run.report.files:
         if not f.sha256:
             continue  # never read (unreadable, not a regular file, ...)
         ref = earlier.get(f.sha256) or written.get(f.sha256)
         if ref is None:
-            data = _bytes_of(f.file, f.sha256, f.origin == "state", prev, read_input)
-            ref = written[f.sha256] = PageRef(f.file, f.sha256, len(data), pack_name, len(pack))
-            pack += data
+            ref = written[f.sha256] = PageRef(f.file, f.sha256, f.bytes, pack_name, size)
+            to_pack.append((f.file, f.sha256, f.origin == "state"))
+            size += f.bytes
         day = crawled.get(f.sha256 + f.file) if f.origin == "state" else now
         refs.append(PageRef(f.file, ref.sha256, ref.size, ref.pack, ref.offset, day))
-    files = {
+    files: dict[str, Content] = {
         f"{STATE}/manifest.json": _manifest(sequence, refs),
         f"{STATE}/evidence.jsonl": _evidence(run.evidence),
     }
-    if pack:
-        files[f"{STATE}/{pack_name}"] = bytes(pack)
+    if to_pack:
+        files[f"{STATE}/{pack_name}"] = partial(_pack, to_pack, prev, read_input)
     assert prev.folder is not None or not earlier
     links = {
         f"{STATE}/{name}": (prev.folder or Path()) / STATE / name
         for name in sorted({r.pack for r in refs} - {pack_name})
     }
     return files, links
+
+
+def _pack(pages: list[tuple[str, str, bool]], prev: Previous, read: InputReader) -> Iterator[bytes]:
+    """The new pack's bytes, page after page, each checked against the sha256 parsed."""
+    for name, sha, from_state in pages:
+        yield _bytes_of(name, sha, from_state, prev, read)
 
 
 def _live_earlier(prev: Previous, run: RunOutput) -> dict[str, PageRef]:

@@ -26,7 +26,7 @@ from sqlalchemy.engine import Connection
 from ...records.output import Change, RunOutput
 from ...state.changes import counts
 from ..published import FILES
-from ..render import render
+from ..render import content_bytes, render
 from . import tables as t
 from .connect import one_line_errors, open_engine, parse_url, shown, sqlite_path, use_wal
 from .rows import digest
@@ -86,7 +86,8 @@ class DatabaseWriter:
 
     def write(self, run: RunOutput) -> None:
         assert self._engine is not None, "enter the writer first"
-        files = render(run)
+        rendered = render(run)  # lazily: only the files digested are made
+        files = {name: content_bytes(rendered[name]) for name in FILES}
         folder = _folder(run, files)
         path = sqlite_path(self.url)
         created = path if path is not None and not path.exists() else None

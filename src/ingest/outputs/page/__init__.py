@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Iterator
 from functools import cache
 from importlib.resources import files
 
@@ -23,17 +24,23 @@ from ...records.output import RunOutput
 from .chart import build_chart
 from .view import FOLD_OVER, build_view, safe_href
 
-__all__ = ["render_page"]
+__all__ = ["page_pieces", "render_page"]
 
 
 def render_page(run: RunOutput) -> bytes:
     """The bytes of ``report.html`` for ``run``."""
+    return b"".join(page_pieces(run))
+
+
+def page_pieces(run: RunOutput) -> Iterator[bytes]:
+    """``report.html`` for ``run`` in pieces, as the template renders them (a large run's
+    page is tens of megabytes: it is written as it is made)."""
     view = build_view(run)
     css = style()
     env = environment()
     # An item's own cells, rendered once: a large run lists each item on about 8 topics.
     item_cells = env.get_template("_item.html.j2").module.item_cells  # type: ignore[attr-defined]
-    html = env.get_template("report.html.j2").render(
+    pieces = env.get_template("report.html.j2").generate(
         view=view,
         cells={i.id: item_cells(i) for i in run.items},
         report=run.report,
@@ -44,7 +51,7 @@ def render_page(run: RunOutput) -> bytes:
         version=__version__,
         fold_over=FOLD_OVER,
     )
-    return html.encode("utf-8")
+    return (piece.encode("utf-8") for piece in pieces)
 
 
 @cache
