@@ -22,6 +22,7 @@ from markupsafe import Markup
 from ... import SCHEMA_VERSION, __version__
 from ...records.output import RunOutput
 from .chart import build_chart
+from .rows import conflicts, decisions, item_cells, topic_rows
 from .view import FOLD_OVER, build_view, safe_href
 
 __all__ = ["page_pieces", "render_page"]
@@ -38,11 +39,9 @@ def page_pieces(run: RunOutput) -> Iterator[bytes]:
     view = build_view(run)
     css = style()
     env = environment()
-    # An item's own cells, rendered once: a large run lists each item on about 8 topics.
-    item_cells = env.get_template("_item.html.j2").module.item_cells  # type: ignore[attr-defined]
     pieces = env.get_template("report.html.j2").generate(
         view=view,
-        cells={i.id: item_cells(i) for i in run.items},
+        cells={i.id: item_cells(i) for i in run.items},  # once: an item is on ~8 topics
         report=run.report,
         chart=build_chart(view.topics),
         css=Markup(css),  # our own file, not run data
@@ -67,6 +66,7 @@ def environment() -> Environment:
         keep_trailing_newline=True,
     )
     env.filters["href"] = safe_href
+    env.globals.update(topic_rows=topic_rows, decisions=decisions, conflicts=conflicts)
     return env
 
 
