@@ -55,12 +55,18 @@ def change_set(
     merged: Mapping[str, str] | None = None,
 ) -> list[Change]:
     """Every change of items and topics, sorted by (entity, op, id)."""
-    items_after = {i.id: i.model_dump(mode="json") for i in items}
-    topics_after = {t.slug: t.model_dump(mode="json") for t in topics}
+    items_after = {i.id: _as_json(i, i.id in items_before) for i in items}
+    topics_after = {t.slug: _as_json(t, t.slug in topics_before) for t in topics}
     found = diff(items_before, items_after, "item", merged) + diff(
         topics_before, topics_after, "topic"
     )
     return sorted(found, key=lambda c: (c.entity, c.op, c.id))
+
+
+def _as_json(record: Item | Topic, compared: bool) -> Mapping[str, Any]:
+    """A record as JSON when it is compared with an earlier one; a new record is only
+    listed as added, so it is not dumped (on a first run, none is)."""
+    return record.model_dump(mode="json") if compared else {}
 
 
 def counts(changes: Iterable[Change]) -> ChangeCounts:
