@@ -110,6 +110,8 @@ class Page:
 
     def lines_in(self, start: int, stop: int) -> list[Line]:
         """The non-blank lines (or pieces of lines) of ``text[start:stop]``."""
+        if not self.text[start:stop].strip():
+            return []  # the usual case: no line numbers needed
         first = self.line_number(start)
         return [
             Line(ln.text, start + ln.start, first + ln.number - 1)
