@@ -79,6 +79,7 @@ class Page:
         self._end = len(text.rstrip())
         self._cut_tail = cut_tail_length(text)
         self._breaks: list[int] | None = None  # offsets where lines start, built when asked
+        self._has_bad_bytes = ESCAPED_BYTE.search(text) is not None  # checked once a page
 
     def prov(self, offset: int, locator: str) -> Provenance:
         byte, line = self._loc.at(offset)
@@ -136,7 +137,7 @@ class Page:
 
     def bad_raw(self, raw: str) -> tuple[str, str] | None:
         """A reason to refuse a listing whose raw text is unusable, or None."""
-        m = ESCAPED_BYTE.search(raw)
+        m = ESCAPED_BYTE.search(raw) if self._has_bad_bytes else None
         if m is not None:
             tail = self._cut_tail
             if tail and m.start() == len(raw) - tail and raw.endswith(self.text[-tail:]):

@@ -10,6 +10,7 @@ warning (LINES_SKIPPED), never read into a header, a title or a summary.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ...normalize.text import clean, md_unescape
 from ...records.internal import Listing
@@ -172,13 +173,23 @@ def _emit(page: Page, head: Head, raw_summary: str, ordinal: int, reason: str | 
 
 
 def _meta(page: Page, raw: str, where: str) -> tuple[str | None, str | None]:
+    kind, level, problems = _read_meta(raw)
+    for code, detail in problems:
+        page.warn(code, where, detail)
+    return kind, level
+
+
+@lru_cache(maxsize=1024)  # pure; a page has a handful of distinct '类型 · 级别' blocks
+def _read_meta(raw: str) -> tuple[str | None, str | None, tuple[tuple[str, str], ...]]:
+    """Kind, level and the warnings ``（kind · level）`` gives: (code, detail) each."""
     parts = [p for p in _META_SEP.split(clean(raw)) if p]
+    problems = []
     if len(parts) != 2:
-        page.warn("BAD_META", where, f"expected '类型 · 级别', got {raw!r}")
+        problems.append(("BAD_META", f"expected '类型 · 级别', got {raw!r}"))
     kind = parts[0] if parts else None
     level = parts[1] if len(parts) > 1 else None
     if kind is not None and kind not in KINDS:
-        page.warn("UNKNOWN_KIND", where, f"{kind!r} is not a known kind; kind 'other'")
+        problems.append(("UNKNOWN_KIND", f"{kind!r} is not a known kind; kind 'other'"))
     if level is not None and level not in LEVELS:
-        page.warn("UNKNOWN_LEVEL", where, f"{level!r} is not a known level")
-    return kind, level
+        problems.append(("UNKNOWN_LEVEL", f"{level!r} is not a known level"))
+    return kind, level, tuple(problems)
