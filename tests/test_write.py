@@ -112,13 +112,13 @@ def test_publish_exact_bytes_and_mode_preserved(tmp_path: Path) -> None:
 
 def test_publish_writes_manifest_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     order: list[str] = []
-    real = write._write_file
+    real = write.write_file
 
     def spy(path: Path, data: bytes, mode: int = 0o666) -> None:
         order.append(path.name)
         real(path, data, mode)
 
-    monkeypatch.setattr(write, "_write_file", spy)
+    monkeypatch.setattr(write, "write_file", spy)
     publish(make_old(tmp_path), {"report.json": b"{}", "a": b"1", "b": b"2"})
     assert order[-1] == "report.json" and sorted(order) == [".keep", "a", "b", "report.json"]
 

@@ -18,7 +18,6 @@ import ctypes
 import errno
 import os
 import re
-import secrets
 import shutil
 import stat
 from collections.abc import Callable, Iterable, Mapping
@@ -27,6 +26,7 @@ from pathlib import Path
 from ..errors import PublishError
 from ..records.output import Content
 from .faults import FAULT_ENV, FAULT_POINTS, Fault
+from .files import atomic_write_bytes, fsync_dir, write_file
 from .lock import is_held
 
 __all__ = [
@@ -78,50 +78,6 @@ def _real(path: Path | str) -> Path:
 
 def _side_path(out_dir: Path, kind: str, pid: int | None = None) -> Path:
     return out_dir.parent / f".{out_dir.name}.{kind}-{os.getpid() if pid is None else pid}"
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-_FLUSH = 1 << 20
-
-
-def _write_file(path: Path, data: Content, mode: int = 0o666) -> None:
-    """Create ``path`` (must not exist), write all of ``data`` and fsync it."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
-    try:
-        if isinstance(data, bytes):
-            _write_all(fd, data)
-        else:
-            _write_pieces(fd, data())
-        os.fsync(fd)
-    except OSError as e:
-        e.filename = e.filename or str(path)
-        raise
-    finally:
-        os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _write_pieces(fd: int, pieces: Iterable[bytes]) -> None:
-    """Write pieces through a buffer of about a megabyte (few system calls, little memory)."""
-    buf = bytearray()
-    for piece in pieces:
-        buf += piece
-        if len(buf) >= _FLUSH:
-            _write_all(fd, bytes(buf))
-            buf.clear()
-    _write_all(fd, bytes(buf))
 
 
 def _pid_alive(pid: int) -> bool:
@@ -198,18 +154,18 @@ def _stage(
         _link_or_copy(source, staging / name)
     others = {n: d for n, d in files.items() if n != MANIFEST} | _keep_files(out_dir, files)
     for count, (name, data) in enumerate(others.items(), start=1):
-        _write_file(staging / name, data)
+        write_file(staging / name, data)
         if count == 1:
             fault.hit("after_stage_write", staging)
     if not others:
         fault.hit("after_stage_write", staging)
     for folder in folders:
-        _fsync_dir(staging / folder)
+        fsync_dir(staging / folder)
     fault.hit("after_fsync", staging)
     fault.hit("before_manifest", staging)
     if MANIFEST in files:
-        _write_file(staging / MANIFEST, files[MANIFEST])
-    _fsync_dir(staging)
+        write_file(staging / MANIFEST, files[MANIFEST])
+    fsync_dir(staging)
 
 
 def _link_or_copy(source: Path, target: Path) -> None:
@@ -221,7 +177,7 @@ def _link_or_copy(source: Path, target: Path) -> None:
         if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
             e.filename = e.filename or str(source)
             raise
-        _write_file(target, source.read_bytes())
+        write_file(target, source.read_bytes())
 
 
 def _swap(staging: Path, out_dir: Path) -> Path | None:
@@ -283,28 +239,10 @@ def publish(
 
 def _finish(target: Path, old: Path | None, fault: Fault) -> None:
     try:
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
     except OSError as e:
         raise PublishError(f"published {str(target)!r} but could not sync it: {e.strerror}") from e
     with contextlib.suppress(OSError):  # best effort: the next run's _clean_stale retries
         fault.hit("after_publish", old or target)
         if old is not None:
             shutil.rmtree(old)
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace one file atomically: temp file in the same folder, fsync, rename, fsync folder.
-
-    Raises ``PublishError`` (the previous file left intact) on any OSError.
-    """
-    path = Path(path)
-    tmp = path.parent / f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
-    try:
-        _write_file(tmp, data)
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
-    except OSError as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        reason = e.strerror or str(e)
-        raise PublishError(f"cannot write {str(path)!r}: {reason}") from e
