@@ -495,7 +495,7 @@ def test_languages_decided_by_the_previous_publish_are_not_detected_again(
         asked.append(title or "")
         return "en"
 
-    monkeypatch.setattr("ingest.steps.language_of", spy)
+    monkeypatch.setattr("ingest.steps.functions.language_of", spy)
     monkeypatch.setattr("ingest.transform.records.language_of", spy)
     assert day2(day1, SEEDS) == 0
     assert asked == [] and len(known) == 24

@@ -76,7 +76,8 @@ class LocalEngine:
             return self._here(func, items, step, ctx)
         if step.warm is not None:
             step.warm()
-        return pmap(func, items, self.jobs, initializer=_set_task, initargs=(step, ctx))
+        task = (step, ctx.only(step.needs))  # what a worker may read: a fork server pickles it
+        return pmap(func, items, self.jobs, initializer=_set_task, initargs=task)
 
 
 def _views(records: list[Any], step: Step) -> list[Any]:

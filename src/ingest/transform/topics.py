@@ -47,6 +47,18 @@ class Topics:
     slug_of: dict[str, str] = field(default_factory=dict)
     superseded: set[tuple[str, str]] = field(default_factory=set)  # (file, sha256), state
 
+    def routes(self) -> Routes:
+        return Routes(self.slug_of, self.superseded)
+
+
+@dataclass(frozen=True, slots=True)
+class Routes:
+    """What a page's listings need of the topics: the page's slug, and whether the page
+    is kept (small: it travels to every worker, unlike the page facts)."""
+
+    slug_of: dict[str, str] = field(default_factory=dict)
+    superseded: set[tuple[str, str]] = field(default_factory=set)
+
     def keeps(self, page: PageResult) -> bool:
         return not (page.from_state and (page.file, page.sha256) in self.superseded)
 

@@ -1,0 +1,146 @@
+"""THE ordered list of steps of a run. Both engines and ``bench/stages.py`` loop over it.
+
+A run is a per-file map, then key → group → resolve across files. Every step reads one
+collection and is one of three kinds:
+
+- ``map``: ``fn(view(record), ctx)`` → output records, for every record read;
+- ``group``: ``pairs(view(record), ctx)`` → (key, value) pairs; the values that share a key
+  form a group, and ``fn(key, values, ctx)`` → output records, for every group (a
+  ``batched`` step's ``pairs`` takes a list of views and gives the pairs of each, so that
+  array code can work on many records at once);
+- ``driver``: ``fn(ctx)`` → a value, on small data the earlier steps gathered.
+
+The output of a map or group step stays where the engine keeps it, as the collection
+named ``writes``; when the step has a ``gather`` function it is brought to the driver
+instead and ``ctx.<writes> = gather(outputs, ctx)``. An engine only forms groups: the
+local engine with dicts (and a process pool for ``pool`` steps), the Dask engine with
+shuffles. Every function named here is pure on its arguments and blind to the order
+records arrive in, so both engines give byte-identical output. Adding a step is one entry
+in :data:`STEPS` plus its function.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..normalize.language import warm as warm_languages
+from ..transform.topics import topics_of
+from .context import Context, Engine, Step
+from .functions import (
+    as_dict,
+    by_band,
+    by_component,
+    by_summary,
+    by_title,
+    by_topic,
+    components,
+    edges,
+    identity_claims,
+    item_titles,
+    language,
+    near_pairs,
+    order_pairs,
+    output,
+    page_facts,
+    parse,
+    parts,
+    published_ids,
+    records,
+    related,
+    resolve,
+    routes,
+    unit,
+    unit_key,
+    with_known,
+    with_slugs,
+)
+
+__all__ = ["STEPS", "Context", "Engine", "Step", "run_steps"]
+
+STEPS: tuple[Step, ...] = (
+    Step("parse", "map", "inputs", "pages", parse, pool=True, progress=True),
+    Step("topics", "map", "pages", "topics", page_facts, gather=topics_of),
+    Step("routes", "driver", "", "routes", routes),
+    Step("listings", "map", "pages", "listings", with_slugs, needs=("routes",)),
+    Step("exact units", "group", "listings", "units", unit, pairs=by_summary),
+    Step(
+        "near-duplicates",
+        "group",
+        "units",
+        "near",
+        near_pairs,
+        pairs=by_band,
+        view=unit_key,
+        gather=edges,
+        pool=True,
+        pool_groups=False,  # checking a bucket's pairs costs less than shipping the bucket
+        min_group=2,  # a band shared by no other key holds no pair
+        batched=True,
+    ),
+    Step("order", "group", "listings", "order", order_pairs, pairs=by_topic, gather=edges),
+    Step("components", "driver", "", "components", components),
+    Step(
+        "resolve", "group", "units", "resolved", resolve, pairs=by_component, needs=("components",)
+    ),
+    Step(
+        "identity",
+        "map",
+        "resolved",
+        "ids",
+        identity_claims,
+        gather=published_ids,
+        needs=("index",),
+    ),
+    Step("related", "map", "resolved", "related", related, gather=as_dict),
+    Step(
+        "languages",
+        "group",
+        "resolved",
+        "langs",
+        language,
+        pairs=by_title,
+        view=item_titles,
+        gather=with_known,
+        pool=True,
+        pool_from=20_000,  # ~30 µs a title: fewer are judged faster than a pool starts
+        warm=warm_languages,
+        needs=("known",),
+    ),
+    Step(
+        "records",
+        "map",
+        "resolved",
+        "parts",
+        records,
+        gather=parts,
+        needs=("ids", "related", "langs", "settings"),
+    ),
+    Step("assemble", "driver", "", "output", output),
+)
+
+
+def run_steps(
+    engine: Engine,
+    inputs: list[Any],
+    ctx: Context | None = None,
+    on_step: Callable[[Step, float], None] | None = None,
+) -> Context:
+    """Run every step of :data:`STEPS` on ``engine``; ``on_step`` hears each one's seconds."""
+    ctx = ctx or Context()
+    data: dict[str, Any] = {"inputs": engine.source(inputs)}
+    for step in STEPS:
+        t0 = time.perf_counter()
+        if step.kind == "driver":
+            setattr(ctx, step.writes, step.fn(ctx))
+        else:
+            run = engine.map if step.kind == "map" else engine.group
+            out = run(data[step.reads], step, ctx)
+            if step.gather is not None:
+                setattr(ctx, step.writes, step.gather(engine.collect(out), ctx))
+            else:
+                data[step.writes] = out
+        if on_step is not None:
+            on_step(step, time.perf_counter() - t0)
+    return ctx

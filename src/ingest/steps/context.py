@@ -1,0 +1,110 @@
+"""The context a run builds on and passes from step to step, and the shape of a step."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from ..records.output import RunOutput
+from ..state.index import IdIndex
+from ..state.previous import Previous, RunSettings
+from ..transform.components import Components
+from ..transform.identity import Ids
+from ..transform.records import Finished, Lid
+from ..transform.topics import Routes, Topics
+from ..transform.units import Edge
+
+
+@dataclass(slots=True)
+class Context:
+    """What the run builds on, and the small values driver-side steps produce for the
+    steps after them."""
+
+    previous: Previous = field(default_factory=Previous)
+    settings: RunSettings = field(default_factory=RunSettings)
+    index: IdIndex = field(default_factory=IdIndex)  # the previous publish's items, indexed
+    known: dict[str, str | None] = field(default_factory=dict)  # languages it decided
+    topics: Topics = field(default_factory=Topics)
+    routes: Routes = field(default_factory=Routes)
+    near: list[Edge] = field(default_factory=list)
+    order: list[Edge] = field(default_factory=list)
+    components: Components = field(default_factory=Components)
+    ids: Ids = field(default_factory=Ids)
+    related: dict[Lid, str] = field(default_factory=dict)
+    langs: dict[str, str | None] = field(default_factory=dict)
+    parts: list[Finished] = field(default_factory=list)
+    output: RunOutput | None = None
+
+    def only(self, names: Iterable[str]) -> Context:
+        """This context with just ``names`` (what a step shipped to workers needs); any
+        other field is withheld, and using one is an error, never a silent default."""
+        kept = set(names)
+        fields: dict[str, Any] = {
+            f: getattr(self, f) if f in kept else _Withheld(f) for f in _FIELDS
+        }
+        return Context(**fields)
+
+    @classmethod
+    def building_on(cls, previous: Previous, settings: RunSettings) -> Context:
+        """The context of a run that builds on ``previous``."""
+        known = {
+            str(i["title_original"]): i.get("original_language")
+            for i in previous.items.values()
+            if i.get("title_original")
+        }
+        return cls(previous, settings, IdIndex.of(previous), known)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of the run (see the module docstring)."""
+
+    name: str
+    kind: Literal["map", "group", "driver"]
+    reads: str
+    writes: str
+    fn: Callable[..., Any]
+    pairs: Callable[[Any, Context], Iterable[Any]] | None = None
+    view: Callable[[Any], Any] | None = None  # the part of a record the step reads (small)
+    gather: Callable[[list[Any], Context], Any] | None = None
+    pool: bool = False  # costly per record: the local engine runs it in its process pool
+    pool_from: int = 1  # ... when it has at least this many records or groups
+    pool_groups: bool = True  # a group step's group functions too (else only its pairs)
+    warm: Callable[[], None] | None = None  # loads what workers need, before they fork
+    min_group: int = 1  # smaller groups give nothing and are never formed
+    needs: tuple[str, ...] = ()  # the context fields its functions read on a worker
+    batched: bool = False  # pairs(views, ctx) → one list of pairs per view
+    progress: bool = False  # the engine reports each record this step finishes
+
+
+class _Withheld:
+    """A context field a step did not declare it needs (see :meth:`Context.only`)."""
+
+    def __init__(self, name: str) -> None:
+        self.__dict__["name"] = name
+
+    def __reduce__(self) -> tuple[type[_Withheld], tuple[str]]:
+        return (_Withheld, (self.__dict__["name"],))
+
+    def _refuse(self, *_: Any) -> Any:
+        name = self.__dict__.get("name", "?")
+        raise AttributeError(f"a step used ctx.{name} without declaring it in its needs")
+
+    __getattr__ = __getitem__ = __contains__ = __iter__ = __len__ = _refuse
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(Context))
+
+
+class Engine(Protocol):
+    """What an engine provides: collections, and the two ways to run a step on one."""
+
+    def source(self, records: list[Any]) -> Any: ...
+
+    def map(self, collection: Any, step: Step, ctx: Context) -> Any: ...
+
+    def group(self, collection: Any, step: Step, ctx: Context) -> Any: ...
+
+    def collect(self, collection: Any) -> list[Any]: ...

@@ -1,0 +1,130 @@
+"""The functions of the steps. Module-level functions (not lambdas), so process pools and Dask
+can ship them; each is pure on its arguments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..extract.pages import extract_page
+from ..normalize.language import language_of
+from ..records.internal import Listing, PageResult
+from ..records.output import RunOutput
+from ..transform.align import topic_edges
+from ..transform.components import Components, label_components
+from ..transform.identity import Claim, Ids, assign, claims
+from ..transform.merge import Component, resolve_component
+from ..transform.near import bands_many, bucket_edges
+from ..transform.records import Finished, Lid, finish, related_lids
+from ..transform.report import assemble
+from ..transform.topics import Routes, page_identity
+from ..transform.units import Edge, Unit, summary_key, units_of
+from .context import Context
+
+
+def parse(f: Any, ctx: Context) -> list[PageResult]:
+    return [extract_page(f)]
+
+
+def page_facts(page: PageResult, ctx: Context) -> list[PageResult]:
+    facts = page.facts()
+    facts.identity = page_identity(page)
+    return [facts]
+
+
+def routes(ctx: Context) -> Routes:
+    return ctx.topics.routes()
+
+
+def with_slugs(page: PageResult, ctx: Context) -> list[Listing]:
+    return page.with_slugs(ctx.routes.slug_of) if ctx.routes.keeps(page) else []
+
+
+def by_summary(x: Listing, ctx: Context) -> list[tuple[str, Listing]]:
+    return [(summary_key(x), x)]
+
+
+def unit(key: str, listings: list[Listing], ctx: Context) -> list[Unit]:
+    return [units_of(key, listings)]
+
+
+def unit_key(u: Unit) -> str:
+    return u.key
+
+
+def by_band(keys: list[str], ctx: Context) -> list[list[tuple[bytes, str]]]:
+    return [[(band, key) for band in sig] for key, sig in zip(keys, bands_many(keys), strict=True)]
+
+
+def near_pairs(band: bytes, keys: list[str], ctx: Context) -> list[Edge]:
+    return bucket_edges(keys)
+
+
+def by_topic(x: Listing, ctx: Context) -> list[tuple[str, Listing]]:
+    return [] if x.topic_key is None else [(x.topic_key, x)]
+
+
+def order_pairs(slug: str, listings: list[Listing], ctx: Context) -> list[Edge]:
+    return topic_edges(listings)
+
+
+def edges(found: list[Edge], ctx: Context) -> list[Edge]:
+    return found
+
+
+def components(ctx: Context) -> Components:
+    return label_components(ctx.near + ctx.order)
+
+
+def by_component(u: Unit, ctx: Context) -> list[tuple[str, Unit]]:
+    return [(ctx.components.label.get(u.key, u.key), u)]
+
+
+def resolve(label: str, units: list[Unit], ctx: Context) -> list[Component]:
+    ordered = sorted(units, key=lambda u: u.key)
+    return [resolve_component(ordered, ctx.components.edges_of.get(label, []))]
+
+
+def identity_claims(comp: Component, ctx: Context) -> list[Claim]:
+    return claims(comp, ctx.index)
+
+
+def published_ids(found: list[Claim], ctx: Context) -> Ids:
+    return assign(found, ctx.index, ctx.previous.sequence + 1)
+
+
+def related(comp: Component, ctx: Context) -> list[tuple[Lid, str]]:
+    return related_lids(comp)
+
+
+def as_dict(pairs: list[tuple[Any, Any]], ctx: Context) -> dict[Any, Any]:
+    return dict(pairs)
+
+
+def with_known(pairs: list[tuple[str, str | None]], ctx: Context) -> dict[str, str | None]:
+    return {**ctx.known, **dict(pairs)}
+
+
+def item_titles(comp: Component) -> list[str]:
+    return sorted({t for r in comp.items if (t := r.fields["title_original"])})
+
+
+def by_title(titles: list[str], ctx: Context) -> list[tuple[str, None]]:
+    """Original titles whose language no earlier publish decided."""
+    return [(t, None) for t in titles if t not in ctx.known]
+
+
+def language(title: str, _: list[None], ctx: Context) -> list[tuple[str, str | None]]:
+    return [(title, language_of(title))]
+
+
+def records(comp: Component, ctx: Context) -> list[Finished]:
+    return [finish(comp, ctx.ids, ctx.related, ctx.langs, ctx.settings.crawled_at)]
+
+
+def parts(found: list[Finished], ctx: Context) -> list[Finished]:
+    return found
+
+
+def output(ctx: Context) -> RunOutput:
+    t = ctx.topics
+    return assemble(t.pages, t.groups, t.warnings, ctx.parts, ctx.previous, ctx.settings, ctx.ids)
