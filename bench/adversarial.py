@@ -16,15 +16,18 @@ title is judged (cache emptied first); the median of 5 runs.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
+import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from ingest.engines.local import few_collections
 from ingest.extract.pages import parse_bytes
 from ingest.normalize.language import language_of
+from ingest.transform.align import topic_edges
 
 HEADER = (
     "# 测试主题 测试用的描述。 - 所属：[分类]() - 网站：[https://oplearnx.com/topics/t]() "
@@ -111,6 +114,37 @@ SHAPES: dict[str, Callable[[int], str]] = {
 }
 
 
+def _han(rng: random.Random, n: int) -> str:
+    return "".join(chr(rng.randrange(0x4E00, 0x9FFF)) for _ in range(n))
+
+
+def _unmatched_pair(n: int) -> tuple[str, str]:
+    """A topic page and a topic list of n/2 bytes each, no entry matching any listing."""
+    rng = random.Random(n)
+    page, size, i = [HEADER], 0, 1
+    while size < n // 2:
+        page.append(f"{i}. [t{i}]()（博客 · 入门）：{_han(rng, 40)}。\n")
+        size, i = size + len(page[-1].encode()), i + 1
+    entries, size, i = [], 0, 0
+    while size < n // 2:
+        entries.append(f"Title {i}\n{_han(rng, 40)}。\n")
+        size, i = size + len(entries[-1].encode()), i + 1
+    return "".join(page), "描述。\n9 条精选 · 入门 1\n" + "".join(entries)
+
+
+#: Shapes of a topic page and a topic list of one topic, aligned by order.
+PAIRS: dict[str, Callable[[int], tuple[str, str]]] = {
+    "topic list, unmatched entries": _unmatched_pair,
+}
+
+
+def parse_and_align(pair: tuple[bytes, bytes]) -> None:
+    """The per-file map of both files, then order alignment of the list against the page."""
+    page = parse_bytes("topic.md", pair[0])
+    lst = parse_bytes("topic.txt", pair[1])
+    topic_edges(page.listings + lst.listings)
+
+
 def parse_and_judge(data: bytes) -> None:
     """The per-file map, then the language of each distinct original title."""
     language_of.cache_clear()
@@ -119,15 +153,30 @@ def parse_and_judge(data: bytes) -> None:
         language_of(title)
 
 
-def median_time(data: bytes) -> float:
+def median_time(run: Callable[[], None]) -> float:
     """Median of 5 runs, with garbage collection as ``ingest run`` sets it."""
     times = []
     with few_collections():
         for _ in range(5):
             t = time.perf_counter()
-            parse_and_judge(data)
+            run()
             times.append(time.perf_counter() - t)
     return statistics.median(times)
+
+
+def _runs(sizes: list[float], only: str) -> Iterator[tuple[str, list[Callable[[], None]]]]:
+    """Each shape's name, and for each size the run to time."""
+    for name, make in SHAPES.items():
+        if only in name:
+            data = [make(int(s * 1_000_000)).encode() for s in sizes]
+            yield name, [functools.partial(parse_and_judge, d) for d in data]
+    for name, make_pair in PAIRS.items():
+        if only in name:
+            pairs = [make_pair(int(s * 1_000_000)) for s in sizes]
+            yield (
+                name,
+                [functools.partial(parse_and_align, (a.encode(), b.encode())) for a, b in pairs],
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,10 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     worst = 0.0
     language_of("warm up the models")  # loaded once per process, as in a run
     print(f"{'shape':28s}" + "".join(f"{s:>8g}MB" for s in sizes) + "   t(2n)/t(n)")
-    for name, make in SHAPES.items():
-        if args.only not in name:
-            continue
-        times = [median_time(make(int(s * 1_000_000)).encode()) for s in sizes]
+    for name, runs in _runs(sizes, args.only):
+        times = [median_time(run) for run in runs]
         ratios = [b / a for a, b in itertools.pairwise(times)]
         worst = max(worst, *ratios)
         print(

@@ -9,9 +9,14 @@ the evidence; similarity confirms it. Pure per topic: key = topic slug → group
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable
+from operator import itemgetter
 
-from rapidfuzz import fuzz
+import numpy as np
+from rapidfuzz import fuzz, process
 
 from ..records.internal import Listing
 from ..records.vocab import Format
@@ -22,44 +27,156 @@ from .units import Edge, edge, summary_key
 ORDER_RATIO = 60.0
 #: The best candidate must beat the second by this much to count as clear.
 MARGIN = 10.0
+#: An unmatched entry is compared with the listings at most this far from where its
+#: neighbours put it: a wider stretch holds no order evidence, and must not cost quadratic time.
+WINDOW = 64
+#: Two near-duplicate keys share at least ``LEAST * len - 1`` of either one's bigrams: with
+#: r = NEAR_DUP_RATIO, d <= (1 - r/100)(la + lb) and lb <= la * (200 - r) / r, so
+#: la - 1 - 2d >= la * (1 - 2 (1 - r/100)(1 + (200 - r) / r)) - 1 = 0.4545 la - 1 at r = 88;
+#: rounded down so that rounding never loses a pair.
+LEAST = 0.45
+#: Up to this many comparisons, unmatched entries are compared with every listing of the
+#: page (building the index costs more than it saves).
+SCAN_LIMIT = 20_000
 
 
 def order_edges(page: list[Listing], entries: list[Listing]) -> list[Edge]:
-    """Order edges between one topic's page listings (rank order) and one list's entries."""
+    """Order edges between one topic's page listings (rank order) and one list's entries.
+
+    Linear in the entries: the matched neighbours come from a running maximum and a suffix
+    minimum, and an entry is compared with at most ``2 * WINDOW + 1`` listings.
+    """
     pkeys = [summary_key(x) for x in page]
     ekeys = [summary_key(x) for x in entries]
     exact = {k: p for p, k in reversed(list(enumerate(pkeys)))}
-    matched = [exact[k] if k in exact else _near(k, pkeys) for k in ekeys]
+    near = _near_finder(pkeys, sum(k not in exact for k in ekeys))
+    matched = [exact[k] if k in exact else near(k) for k in ekeys]
+    after = _suffix_min(matched, len(page))
     out = []
+    lo, lo_n = -1, -1  # the furthest page position matched so far, and by which entry
     for n, key in enumerate(ekeys):
-        if matched[n] is not None:
-            continue
-        lo = max((m for m in matched[:n] if m is not None), default=-1)
-        hi = min((m for m in matched[n + 1 :] if m is not None), default=len(page))
-        # Every listing strictly between the neighbours' matches is unmatched: an earlier
-        # entry's match is at most lo, a later one's at least hi.
-        best = _best(key, [(p, pkeys[p]) for p in range(lo + 1, hi)])
-        if best is not None:
-            matched[n] = best[0]
-            out.append(edge(best[1], key, pkeys[best[0]], "order"))
+        if matched[n] is None:
+            # Every listing strictly between the neighbours' matches is unmatched: an earlier
+            # entry's match is at most lo, a later one's at least after[n + 1].
+            best = _best(key, _window(pkeys, lo, after[n + 1], lo + n - lo_n))
+            if best is not None:
+                matched[n] = best[0]
+                out.append(edge(best[1], key, pkeys[best[0]], "order"))
+        m = matched[n]
+        if m is not None and m > lo:
+            lo, lo_n = m, n
     return out
 
 
-def _near(key: str, pkeys: list[str]) -> int | None:
-    """The page listing this entry's summary nearly matches, if any."""
+def _suffix_min(matched: list[int | None], end: int) -> list[int]:
+    """``out[n]`` = the smallest match among ``matched[n:]`` (``end`` when there is none)."""
+    out = [end] * (len(matched) + 1)
+    for n in range(len(matched) - 1, -1, -1):
+        m = matched[n]
+        out[n] = out[n + 1] if m is None or m > out[n + 1] else m
+    return out
+
+
+def _window(pkeys: list[str], lo: int, hi: int, expected: int) -> list[tuple[int, str]]:
+    """The listings strictly between ``lo`` and ``hi`` within ``WINDOW`` of where the entry
+    is expected; the whole stretch when it holds at most ``WINDOW + 1`` listings."""
+    expected = min(max(expected, lo + 1), hi - 1)
+    start, stop = max(lo + 1, expected - WINDOW), min(hi, expected + WINDOW + 1)
+    return [(p, pkeys[p]) for p in range(start, stop)]
+
+
+def _near_finder(pkeys: list[str], unmatched: int) -> Callable[[str], int | None]:
+    """The first page listing a key nearly matches: a scan of the listings when that costs
+    few comparisons, else a :class:`NearIndex` (the same answers, in linear time)."""
+    if unmatched * len(pkeys) <= SCAN_LIMIT:
+        return functools.partial(_scan, pkeys)
+    return NearIndex(pkeys).first
+
+
+def _scan(pkeys: list[str], key: str) -> int | None:
     for p, pk in enumerate(pkeys):
         if fuzz.ratio(key, pk, score_cutoff=NEAR_DUP_RATIO):
             return p
     return None
 
 
-def _best(key: str, window: list[tuple[int, str]]) -> tuple[int, float] | None:
-    scored = sorted((-fuzz.ratio(key, pk), p) for p, pk in window)
-    if not scored or -scored[0][0] < ORDER_RATIO:
+class NearIndex:
+    """Finds the first page listing whose summary nearly matches a key
+    (``fuzz.ratio >= NEAR_DUP_RATIO``) without comparing the key with every listing.
+
+    A ratio of r allows an indel distance of at most ``d = (1 - r/100) * (la + lb)``, and
+    two strings that far apart share at least ``max(la, lb) - 1 - 2d`` bigrams (the q-gram
+    lemma): at least ``LEAST * len - 1`` of either key's bigrams, as lengths that close
+    allow. By the prefix-filter lemma, two such keys share a bigram among the first few of
+    each, bigrams ordered rarest first: only listings sharing one are compared, in page
+    order. Keys too short for the bound are compared with every listing. Exact: the same
+    answers as a scan of all listings.
+    """
+
+    def __init__(self, pkeys: list[str]) -> None:
+        self.pkeys = pkeys
+        grams = [_bigrams(k) for k in pkeys]
+        freq = Counter(g for gs in grams for g in gs)
+        # rarest first; equals in first-seen order (any fixed order keeps the lemma)
+        self.rank = {g: r for r, (g, _) in enumerate(sorted(freq.items(), key=itemgetter(1)))}
+        self.short: list[int] = []  # keys too short to filter: always compared
+        self.postings: dict[str, list[int]] = {}
+        for p, (k, gs) in enumerate(zip(pkeys, grams, strict=True)):
+            prefix = self._prefix(k, gs)
+            if prefix is None:
+                self.short.append(p)
+            for g in prefix or ():
+                self.postings.setdefault(g, []).append(p)
+
+    def _prefix(self, key: str, grams: list[str]) -> list[str] | None:
+        """The rarest bigrams any near-duplicate must share one of; None if too short.
+        Bigrams no page key has come first in the order (and can be left out)."""
+        shared = math.ceil(LEAST * len(key) - 1)
+        if shared < 1:
+            return None
+        known = [g for g in grams if g in self.rank]
+        keep = len(grams) - shared + 1 - (len(grams) - len(known))
+        return sorted(known, key=self.rank.__getitem__)[: max(keep, 0)]
+
+    def first(self, key: str) -> int | None:
+        prefix = self._prefix(key, _bigrams(key))
+        if prefix is None:
+            found: Iterable[int] = range(len(self.pkeys))
+        else:
+            found = sorted({p for g in prefix for p in self.postings.get(g, ())}.union(self.short))
+        for p in found:
+            if fuzz.ratio(key, self.pkeys[p], score_cutoff=NEAR_DUP_RATIO):
+                return p
         return None
-    if len(scored) > 1 and scored[1][0] - scored[0][0] < MARGIN:
+
+
+def _bigrams(key: str) -> list[str]:
+    """The bigrams of ``key`` as a set: a bigram's k-th occurrence (k > 1) is named
+    ``bigram + str(k)``, which no bigram is."""
+    grams = [key[i : i + 2] for i in range(len(key) - 1)]
+    if len(set(grams)) == len(grams):
+        return grams
+    seen: dict[str, int] = {}
+    out = []
+    for g in grams:
+        k = seen[g] = seen.get(g, 0) + 1
+        out.append(g if k == 1 else f"{g}{k}")
+    return out
+
+
+def _best(key: str, window: list[tuple[int, str]]) -> tuple[int, float] | None:
+    """The listing of ``window`` (ascending positions) clearly most similar to ``key``."""
+    if not window:
+        return None
+    scores = process.cdist([key], [pk for _, pk in window], scorer=fuzz.ratio, dtype=np.float64)[0]
+    top = int(scores.argmax())  # the first of equals: the lowest position
+    best = float(scores[top])
+    if best < ORDER_RATIO:
+        return None
+    scores[top] = -MARGIN
+    if best - float(scores.max()) < MARGIN:
         return None  # two listings fit about as well: not clear, leave it
-    return scored[0][1], -scored[0][0]
+    return window[top][0], best
 
 
 def topic_edges(listings: Iterable[Listing]) -> list[Edge]:

@@ -1,0 +1,76 @@
+"""Order alignment at scale: the near-match index gives exactly the answers of a scan of
+every listing, and an unmatched entry is compared only with listings near where it is
+expected (issue 13: alignment was quadratic in unmatched entries).
+``bench/adversarial.py`` shows the linear growth; these pin the rules that give it.
+"""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ingest.records.internal import Listing, Provenance
+from ingest.transform.align import WINDOW, NearIndex, _scan, order_edges
+
+
+def _han(rng: random.Random, n: int = 20) -> str:
+    return "".join(chr(rng.randrange(0x4E00, 0x9FFF)) for _ in range(n))
+
+
+def _listing(key: str, n: int, fmt: str, file: str) -> Listing:
+    prov = Provenance(file, "sha-" + file, fmt, f"at {n}", n, 1)
+    return Listing(prov, n, key, key=key, index=n, rank=n + 1 if fmt == "topic-page" else None)
+
+
+def _edit(rng: random.Random, key: str, edits: int, alphabet: str) -> str:
+    chars = list(key)
+    for _ in range(edits):
+        op = rng.randrange(3)
+        at = rng.randrange(len(chars) + 1)
+        if op == 0 or not chars:
+            chars.insert(at, rng.choice(alphabet))
+        elif op == 1:
+            del chars[min(at, len(chars) - 1)]
+        else:
+            chars[min(at, len(chars) - 1)] = rng.choice(alphabet)
+    return "".join(chars)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    alphabet=st.sampled_from(
+        ["ab", "abcdef", "一二三四五六七八九十", "abcdefghijklmnopqrstuvwxyz0123"]
+    ),
+    size=st.integers(1, 40),
+    length=st.integers(0, 60),
+)
+def test_the_index_answers_as_a_scan_of_every_listing(
+    seed: int, alphabet: str, size: int, length: int
+) -> None:
+    rng = random.Random(seed)
+    base = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, length))) for _ in range(4)]
+    pkeys = [_edit(rng, rng.choice(base), rng.randrange(8), alphabet) for _ in range(size)]
+    keys = [_edit(rng, rng.choice(pkeys), rng.randrange(10), alphabet) for _ in range(30)]
+    index = NearIndex(pkeys)
+    assert [index.first(k) for k in keys] == [_scan(pkeys, k) for k in keys]
+
+
+def _stretch_case(target: int) -> list[tuple[str, str]]:
+    """A page of an anchor then 200 unmatched listings; a list of the anchor, then one
+    entry reworded from the listing at page position ``target`` (70 % similar)."""
+    rng = random.Random(target)
+    anchor, fillers = _han(rng), [_han(rng) for _ in range(200)]
+    entry = fillers[target - 1][:14] + _han(rng, 6)
+    page = [_listing(k, n, "topic-page", "page") for n, k in enumerate([anchor, *fillers])]
+    entries = [_listing(k, n, "topic-list", "list") for n, k in enumerate([anchor, entry])]
+    return [(e.a, e.b) for e in order_edges(page, entries)]
+
+
+def test_an_entry_is_compared_only_near_where_its_neighbours_put_it() -> None:
+    # The entry follows the anchor (page position 0), so it is expected at position 1.
+    assert len(_stretch_case(1 + WINDOW)) == 1  # the furthest listing still compared
+    assert _stretch_case(2 + WINDOW) == []  # one further: not compared, no order evidence
+    assert len(_stretch_case(1)) == 1
