@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ingest.records.internal import Listing, Provenance
+from ingest.transform import align
 from ingest.transform.align import WINDOW, NearIndex, _scan, order_edges
 
 
@@ -74,3 +76,66 @@ def test_an_entry_is_compared_only_near_where_its_neighbours_put_it() -> None:
     assert len(_stretch_case(1 + WINDOW)) == 1  # the furthest listing still compared
     assert _stretch_case(2 + WINDOW) == []  # one further: not compared, no order evidence
     assert len(_stretch_case(1)) == 1
+
+
+# Where an entry is expected: after the furthest match so far, one place per entry since the
+# entry that made it; never past the next match of a later entry. Each case is a page of
+# random keys (no two alike) and a list whose entry ``x`` rewords one listing (70 %).
+RNG = random.Random(7)
+F = [_han(RNG) for _ in range(300)]  # page listings
+J = [_han(RNG) for _ in range(300)]  # list entries like nothing on the page
+
+
+def _reworded(key: str) -> str:
+    return key[:14] + _han(random.Random(key), 6)
+
+
+def _joined(page: list[str], entries: list[str]) -> set[str]:
+    """The page listings the list's entries were joined to by order."""
+    listed = [_listing(k, n, "topic-page", "page") for n, k in enumerate(page)]
+    listing = [_listing(k, n, "topic-list", "list") for n, k in enumerate(entries)]
+    return {k for e in order_edges(listed, listing) for k in (e.a, e.b) if k in page}
+
+
+def test_an_entry_before_any_match_is_expected_at_its_own_place() -> None:
+    page = F[:200]
+    assert _joined(page, [J[0], J[1], _reworded(page[2 + WINDOW])]) == {page[2 + WINDOW]}
+    assert _joined(page, [J[0], J[1], _reworded(page[3 + WINDOW])]) == set()
+
+
+def test_a_repeated_entry_counts_from_its_last_copy() -> None:
+    page = F[:200]
+    a = page[0]
+    assert _joined(page, [a, a, _reworded(page[1 + WINDOW])]) == {page[1 + WINDOW]}
+    assert _joined(page, [a, a, _reworded(page[2 + WINDOW])]) == set()
+
+
+def test_an_entry_is_never_joined_past_a_later_entrys_match() -> None:
+    a, f1, b, f2, c = F[:5]
+    x = _reworded(f2)  # f2 lies after b on the page, x before b in the list
+    assert _joined([a, f1, b, f2], [a, x, b]) == set()
+    assert _joined([a, f1, b, f2], [a, x, J[0], b]) == set()
+    assert _joined([a, f1, b, f2, c], [a, x, c, b]) == set()  # b's match comes first
+    assert _joined([a, f2, b], [a, x, b]) == {f2}
+
+
+def test_entries_beyond_a_stretch_are_expected_at_its_end() -> None:
+    page = F[:102]  # a stretch of 100 listings between page[0] and page[101]
+    head, tail = [page[0], *J[:200]], [page[101]]
+    assert _joined(page, [*head, _reworded(page[100 - WINDOW]), *tail]) == {page[100 - WINDOW]}
+    assert _joined(page, [*head, _reworded(page[99 - WINDOW]), *tail]) == set()
+
+
+def test_many_unmatched_entries_align_through_the_index_as_through_a_scan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = random.Random(3)
+    page = F[:300]
+    entries = []
+    for n in range(0, 300, 2):  # in page order: near copies, rewordings and strangers
+        entries.append((page[n][:-1] + "x", _reworded(page[n]), J[n])[rng.randrange(3)])
+    listed = [_listing(k, n, "topic-page", "page") for n, k in enumerate(page)]
+    listing = [_listing(k, n, "topic-list", "list") for n, k in enumerate(entries)]
+    indexed = order_edges(listed, listing)  # 150 x 300 comparisons: the index
+    monkeypatch.setattr(align, "SCAN_LIMIT", 10**9)
+    assert order_edges(listed, listing) == indexed and len(indexed) > 20

@@ -63,7 +63,7 @@ def order_edges(page: list[Listing], entries: list[Listing]) -> list[Edge]:
                 matched[n] = best[0]
                 out.append(edge(best[1], key, pkeys[best[0]], "order"))
         m = matched[n]
-        if m is not None and m > lo:
+        if m is not None and m >= lo:  # a repeated entry: count from its last copy
             lo, lo_n = m, n
     return out
 
@@ -80,7 +80,7 @@ def _suffix_min(matched: list[int | None], end: int) -> list[int]:
 def _window(pkeys: list[str], lo: int, hi: int, expected: int) -> list[tuple[int, str]]:
     """The listings strictly between ``lo`` and ``hi`` within ``WINDOW`` of where the entry
     is expected; the whole stretch when it holds at most ``WINDOW + 1`` listings."""
-    expected = min(max(expected, lo + 1), hi - 1)
+    expected = min(expected, hi - 1)  # never below lo + 1: the entry comes after lo's
     start, stop = max(lo + 1, expected - WINDOW), min(hi, expected + WINDOW + 1)
     return [(p, pkeys[p]) for p in range(start, stop)]
 
