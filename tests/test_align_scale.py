@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ingest.records.internal import Listing, Provenance
 from ingest.transform import align
-from ingest.transform.align import WINDOW, NearIndex, _scan, order_edges
+from ingest.transform.align import WINDOW, NearIndex, _scan, near_matches, order_edges
 
 
 def _han(rng: random.Random, n: int = 20) -> str:
@@ -126,9 +126,11 @@ def test_entries_beyond_a_stretch_are_expected_at_its_end() -> None:
     assert _joined(page, [*head, _reworded(page[99 - WINDOW]), *tail]) == set()
 
 
+@pytest.mark.parametrize("chunk", [align.CHUNK_CHARS, 150])  # one index, or one per 7 keys
 def test_many_unmatched_entries_align_through_the_index_as_through_a_scan(
-    monkeypatch: pytest.MonkeyPatch,
+    chunk: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(align, "CHUNK_CHARS", chunk)
     rng = random.Random(3)
     page = F[:300]
     entries = []
@@ -139,3 +141,14 @@ def test_many_unmatched_entries_align_through_the_index_as_through_a_scan(
     indexed = order_edges(listed, listing)  # 150 x 300 comparisons: the index
     monkeypatch.setattr(align, "SCAN_LIMIT", 10**9)
     assert order_edges(listed, listing) == indexed and len(indexed) > 20
+
+
+def test_a_key_takes_its_first_near_match_across_index_chunks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(align, "CHUNK_CHARS", 40)  # an index per two 20-character keys
+    monkeypatch.setattr(align, "SCAN_LIMIT", 0)
+    key, twin = F[1][:-1] + "x", F[1][:-1] + "y"  # both 95 to F[1] and to each other
+    page = [F[0], F[1], F[2], F[3], twin, F[5]]
+    assert near_matches(page, [key, J[0]]) == {key: 1, J[0]: None}
+    assert near_matches(page[2:], [key]) == {key: 2}  # the twin, in the second index

@@ -9,10 +9,9 @@ the evidence; similarity confirms it. Pure per topic: key = topic slug → group
 
 from __future__ import annotations
 
-import functools
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from operator import itemgetter
 
 import numpy as np
@@ -38,6 +37,9 @@ LEAST = 0.45
 #: Up to this many comparisons, unmatched entries are compared with every listing of the
 #: page (building the index costs more than it saves).
 SCAN_LIMIT = 20_000
+#: The near-match index is built over runs of listings of this many characters at a time:
+#: its memory (a few hundred bytes a character) stays bounded on a huge page.
+CHUNK_CHARS = 500_000
 
 
 def order_edges(page: list[Listing], entries: list[Listing]) -> list[Edge]:
@@ -49,8 +51,8 @@ def order_edges(page: list[Listing], entries: list[Listing]) -> list[Edge]:
     pkeys = [summary_key(x) for x in page]
     ekeys = [summary_key(x) for x in entries]
     exact = {k: p for p, k in reversed(list(enumerate(pkeys)))}
-    near = _near_finder(pkeys, sum(k not in exact for k in ekeys))
-    matched = [exact[k] if k in exact else near(k) for k in ekeys]
+    near = near_matches(pkeys, [k for k in dict.fromkeys(ekeys) if k not in exact])
+    matched = [exact[k] if k in exact else near[k] for k in ekeys]
     after = _suffix_min(matched, len(page))
     out = []
     lo, lo_n = -1, -1  # the furthest page position matched so far, and by which entry
@@ -85,12 +87,39 @@ def _window(pkeys: list[str], lo: int, hi: int, expected: int) -> list[tuple[int
     return [(p, pkeys[p]) for p in range(start, stop)]
 
 
-def _near_finder(pkeys: list[str], unmatched: int) -> Callable[[str], int | None]:
-    """The first page listing a key nearly matches: a scan of the listings when that costs
-    few comparisons, else a :class:`NearIndex` (the same answers, in linear time)."""
-    if unmatched * len(pkeys) <= SCAN_LIMIT:
-        return functools.partial(_scan, pkeys)
-    return NearIndex(pkeys).first
+def near_matches(pkeys: list[str], keys: list[str]) -> dict[str, int | None]:
+    """For each key, the first page listing it nearly matches (or None): a scan of the
+    listings when that costs few comparisons, else through a :class:`NearIndex` of each
+    run of listings holding ``CHUNK_CHARS`` characters, in page order (the same answers in
+    linear time, and the index's memory bounded whatever the size of the page)."""
+    if len(keys) * len(pkeys) <= SCAN_LIMIT:
+        return {k: _scan(pkeys, k) for k in keys}
+    found: dict[str, int | None] = dict.fromkeys(keys)
+    left = keys
+    for start, stop in _chunks(pkeys):
+        if not left:
+            break
+        index = NearIndex(pkeys[start:stop])
+        still = []
+        for k in left:
+            p = index.first(k)
+            if p is None:
+                still.append(k)
+            else:
+                found[k] = start + p
+        left = still
+    return found
+
+
+def _chunks(pkeys: list[str]) -> list[tuple[int, int]]:
+    """Consecutive runs of listings of about ``CHUNK_CHARS`` characters (at least one)."""
+    out, start, size = [], 0, 0
+    for p, k in enumerate(pkeys):
+        if size and size + len(k) > CHUNK_CHARS:
+            out.append((start, p))
+            start, size = p, 0
+        size += len(k)
+    return [*out, (start, len(pkeys))] if pkeys else out
 
 
 def _scan(pkeys: list[str], key: str) -> int | None:
