@@ -151,4 +151,5 @@ def test_a_key_takes_its_first_near_match_across_index_chunks(
     key, twin = F[1][:-1] + "x", F[1][:-1] + "y"  # both 95 to F[1] and to each other
     page = [F[0], F[1], F[2], F[3], twin, F[5]]
     assert near_matches(page, [key, J[0]]) == {key: 1, J[0]: None}
+    assert near_matches(page, [key]) == {key: 1}  # found in the first: the rest unread
     assert near_matches(page[2:], [key]) == {key: 2}  # the twin, in the second index
