@@ -33,6 +33,7 @@ from ingest.outputs.folder import FolderWriter
 from ingest.outputs.published import load_publish
 from ingest.records.output import Item, ItemTopic, RunOutput
 from ingest.state.changes import change_set, counts
+from ingest.state.previous import load
 
 HERE = Path(__file__).resolve().parent
 INGEST = [sys.executable, "-m", "ingest"]
@@ -107,8 +108,15 @@ def derive_b(a: Path, b: Path, fraction: float, seed: int) -> int:
         }
     )
     with FolderWriter(b) as writer:
-        writer.write(RunOutput(new_items, topics, run_a.rejects, report, changes))
+        # B's pages are A's: its state links A's packs and reads no input.
+        writer.write(
+            RunOutput(new_items, topics, run_a.rejects, report, changes), load(a), _no_input
+        )
     return n
+
+
+def _no_input(name: str) -> bytes | None:
+    raise AssertionError(f"B's pages are all in A's state, yet {name!r} was asked for")
 
 
 def _new_item(template: str, items: dict[str, Item], slug: str, m: int) -> Item:
@@ -167,8 +175,8 @@ def main() -> None:
     n = derive_b(a, work / "b", args.changed, args.seed)
     t0 = time.perf_counter()
     items = len(load_publish(a).items)
-    load = time.perf_counter() - t0
-    print(f"A: {items} items, {a}; B: {n} items differ; reading A's folder alone: {load:.1f} s")
+    load_s = time.perf_counter() - t0
+    print(f"A: {items} items, {a}; B: {n} items differ; reading A's folder alone: {load_s:.1f} s")
     db = work / "bench.sqlite"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)

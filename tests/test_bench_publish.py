@@ -1,0 +1,37 @@
+"""``bench/publish.py`` derives its second publish (B) from a real one (A) with ingest's own
+writer and change-set code: when those change, the benchmark must still run. Here on the
+seeds: B is a publish ``ingest publish`` loads, with the change set the bench made."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from conftest import ROOT
+from ingest.cli import main
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_publish", ROOT / "bench" / "publish.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_publish_bench_derives_a_next_publish_the_database_loads(
+    ingest: Any, tmp_path: Path
+) -> None:
+    a = ingest(ROOT / "seeds")
+    assert a.code == 0
+    b = tmp_path / "b"
+    changed = _bench().derive_b(a.folder, b, 0.2, 0)
+    lines = (b / "changes.jsonl").read_text("utf-8").splitlines()
+    ops = [c["op"] for c in map(json.loads, lines) if c["entity"] == "item"]
+    assert changed == 10 and len(ops) == changed and {"added", "changed", "removed"} <= set(ops)
+    db = tmp_path / "bench.sqlite"
+    assert main(["publish", str(a.folder), "--db", f"sqlite:///{db}"]) == 0
+    assert main(["publish", str(b), "--db", f"sqlite:///{db}"]) == 0
