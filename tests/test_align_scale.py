@@ -57,7 +57,7 @@ def test_the_index_answers_as_a_scan_of_every_listing(
     pkeys = [_edit(rng, rng.choice(base), rng.randrange(8), alphabet) for _ in range(size)]
     keys = [_edit(rng, rng.choice(pkeys), rng.randrange(10), alphabet) for _ in range(30)]
     index = NearIndex(pkeys)
-    assert [index.first(k) for k in keys] == [_scan(pkeys, k) for k in keys]
+    assert [index.first(k) for k in keys] == [_scan(pkeys, k, range(len(pkeys))) for k in keys]
 
 
 def _stretch_case(target: int) -> list[tuple[str, str]]:

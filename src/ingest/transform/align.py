@@ -19,7 +19,7 @@ from rapidfuzz import fuzz, process
 
 from ..records.internal import Listing
 from ..records.vocab import Format
-from .near import NEAR_DUP_RATIO
+from .near import NEAR_DUP_RATIO, verify
 from .units import Edge, edge, summary_key
 
 #: Similarity (0-100) a summary must reach to be aligned by order alone.
@@ -30,10 +30,11 @@ MARGIN = 10.0
 #: neighbours put it: a wider stretch holds no order evidence, and must not cost quadratic time.
 WINDOW = 64
 #: Two near-duplicate keys share at least ``LEAST * len - 1`` of either one's bigrams: with
-#: r = NEAR_DUP_RATIO, d <= (1 - r/100)(la + lb) and lb <= la * (200 - r) / r, so
-#: la - 1 - 2d >= la * (1 - 2 (1 - r/100)(1 + (200 - r) / r)) - 1 = 0.4545 la - 1 at r = 88;
-#: rounded down so that rounding never loses a pair.
-LEAST = 0.45
+#: r = NEAR_DUP_RATIO / 100, d <= (1 - r)(la + lb) and lb <= la (2 - r) / r, so
+#: la - 1 - 2d >= la (1 - 2 (1 - r)(1 + (2 - r) / r)) - 1 (0.4545 la - 1 at r = 0.88);
+#: rounded down to hundredths so that rounding never loses a pair.
+_R = NEAR_DUP_RATIO / 100
+LEAST = math.floor(100 * (1 - 2 * (1 - _R) * (1 + (2 - _R) / _R))) / 100
 #: Up to this many comparisons, unmatched entries are compared with every listing of the
 #: page (building the index costs more than it saves).
 SCAN_LIMIT = 20_000
@@ -93,7 +94,7 @@ def near_matches(pkeys: list[str], keys: list[str]) -> dict[str, int | None]:
     run of listings holding ``CHUNK_CHARS`` characters, in page order (the same answers in
     linear time, and the index's memory bounded whatever the size of the page)."""
     if len(keys) * len(pkeys) <= SCAN_LIMIT:
-        return {k: _scan(pkeys, k) for k in keys}
+        return {k: _scan(pkeys, k, range(len(pkeys))) for k in keys}
     found: dict[str, int | None] = dict.fromkeys(keys)
     left = keys
     for start, stop in _chunks(pkeys):
@@ -122,11 +123,9 @@ def _chunks(pkeys: list[str]) -> list[tuple[int, int]]:
     return [*out, (start, len(pkeys))] if pkeys else out
 
 
-def _scan(pkeys: list[str], key: str) -> int | None:
-    for p, pk in enumerate(pkeys):
-        if fuzz.ratio(key, pk, score_cutoff=NEAR_DUP_RATIO):
-            return p
-    return None
+def _scan(pkeys: list[str], key: str, among: Iterable[int]) -> int | None:
+    """The first listing of ``among`` (positions, ascending) ``key`` nearly matches."""
+    return next((p for p in among if verify(key, pkeys[p]) is not None), None)
 
 
 class NearIndex:
@@ -170,13 +169,9 @@ class NearIndex:
     def first(self, key: str) -> int | None:
         prefix = self._prefix(key, _bigrams(key))
         if prefix is None:
-            found: Iterable[int] = range(len(self.pkeys))
-        else:
-            found = sorted({p for g in prefix for p in self.postings.get(g, ())}.union(self.short))
-        for p in found:
-            if fuzz.ratio(key, self.pkeys[p], score_cutoff=NEAR_DUP_RATIO):
-                return p
-        return None
+            return _scan(self.pkeys, key, range(len(self.pkeys)))
+        found = {p for g in prefix for p in self.postings.get(g, ())}.union(self.short)
+        return _scan(self.pkeys, key, sorted(found))
 
 
 def _bigrams(key: str) -> list[str]:
