@@ -145,8 +145,9 @@ def assign(found: Iterable[Claim], index: IdIndex, sequence: int) -> Ids:
     by_minted = {c.minted: c for c in sorted(found, key=lambda c: c.minted)}
     cands = [(tier, score, c.minted, p) for c in by_minted.values() for p, tier, score in c.found]
     cands += _leftover_candidates(by_minted, index, {p for *_, p in cands})
+    best = list(_best_per_earlier(cands).values())
     won: dict[str, list[str]] = {}
-    for _tier, _score, minted, p in _best_per_earlier(cands).values():
+    for _tier, _score, minted, p in best:
         won.setdefault(minted, []).append(p)
     ids = Ids()
     taken = set(index.facts)
@@ -157,7 +158,7 @@ def assign(found: Iterable[Claim], index: IdIndex, sequence: int) -> Ids:
         ids.final[minted] = final
         ids.merged.update((p, final) for p in earlier[1:])
         ids.evidence.append(_evidence(final, claim, earlier, index, sequence))
-    ids.decisions = _decisions(cands, ids, by_minted, index)
+    ids.decisions = _decisions(best, ids, by_minted, index)
     return ids
 
 
@@ -191,23 +192,23 @@ def _leftover_candidates(
 
 
 def _near_candidates(left: list[Claim], gone: list[str], index: IdIndex) -> list[Candidate]:
-    buckets: dict[bytes, tuple[list[Claim], list[str]]] = {}
-    for c, sig in zip(left, bands_many([c.facts.keys[0] for c in left]), strict=True):
+    buckets: dict[bytes, tuple[list[int], list[str]]] = {}
+    for n, sig in enumerate(bands_many([c.facts.keys[0] for c in left])):
         for band in sig:
-            buckets.setdefault(band, ([], []))[0].append(c)
+            buckets.setdefault(band, ([], []))[0].append(n)
     for p, sig in zip(gone, bands_many([index.facts[p].keys[0] for p in gone]), strict=True):
         for band in sig:
             if band in buckets:
                 buckets[band][1].append(p)
-    out: set[Candidate] = set()
-    for cs, ps in buckets.values():
-        for c in cs:
-            for p in ps:
-                prev = index.facts[p]
-                score = _ratio(c.facts, prev)
-                agree = _titles_agree(c.facts, prev) and _kinds_agree(c.facts, prev)
-                if score >= NEAR_DUP_RATIO and agree:
-                    out.add((SIMILAR, score, c.minted, p))
+    pairs = {(n, p) for ns, ps in buckets.values() for n in ns for p in ps}  # once, not per band
+    out = []
+    for n, p in pairs:
+        c, prev = left[n], index.facts[p]
+        if not (_titles_agree(c.facts, prev) and _kinds_agree(c.facts, prev)):
+            continue
+        score = _ratio(c.facts, prev)
+        if score >= NEAR_DUP_RATIO:
+            out.append((SIMILAR, score, c.minted, p))
     return sorted(out)
 
 
@@ -221,9 +222,10 @@ def _place_candidates(left: list[Claim], gone: list[str], index: IdIndex) -> lis
         for slug, rank, level in c.facts.places:
             for p in at.get((slug, rank), ()):
                 prev = index.facts[p]
-                same = c.facts.kind == prev.kind and (slug, rank, level) in prev.places
+                if c.facts.kind != prev.kind or (slug, rank, level) not in prev.places:
+                    continue
                 score = _ratio(c.facts, prev)
-                if same and score >= ORDER_RATIO and _titles_agree(c.facts, prev):
+                if score >= ORDER_RATIO and _titles_agree(c.facts, prev):
                     out.append((PLACE, score, c.minted, p))
     return sorted(set(out))
 
@@ -243,12 +245,12 @@ def _evidence(
 
 
 def _decisions(
-    cands: list[Candidate], ids: Ids, claims_: dict[str, Claim], index: IdIndex
+    best: list[Candidate], ids: Ids, claims_: dict[str, Claim], index: IdIndex
 ) -> list[Decision]:
-    """An earlier item matched by evidence weaker than an identical summary, shown with
-    both texts: the curator can see why an id was kept."""
+    """An earlier item matched (``best``: each one's winning claim) by evidence weaker than
+    an identical summary, shown with both texts: the curator can see why an id was kept."""
     out = []
-    for tier, score, minted, p in _best_per_earlier(cands).values():
+    for tier, score, minted, p in best:
         if tier == EXACT:
             continue
         prev, now = index.facts[p], claims_[minted].facts
