@@ -7,10 +7,9 @@ sorted by a stable key and serialised with a fixed field order, UTF-8, not ASCII
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from functools import partial
 
-from ..records.output import Change, Content, Item, Reject, RunOutput, Topic
+from ..records.output import Content, RunOutput, jsonl
 from .page import page_pieces
 
 
@@ -18,17 +17,13 @@ def render(out: RunOutput) -> dict[str, Content]:
     """Every output file: the small ones' bytes, the large ones' pieces, made as they are
     written (never the whole file in memory); report.json last (it is the manifest)."""
     return {
-        "items.jsonl": partial(_jsonl, out.items),
-        "topics.jsonl": partial(_jsonl, out.topics),
-        "rejects.jsonl": partial(_jsonl, out.rejects),
-        "changes.jsonl": partial(_jsonl, out.changes),
+        "items.jsonl": partial(jsonl, out.items),
+        "topics.jsonl": partial(jsonl, out.topics),
+        "rejects.jsonl": partial(jsonl, out.rejects),
+        "changes.jsonl": partial(jsonl, out.changes),
         "report.html": partial(page_pieces, out),
         "report.json": out.report.model_dump_json(indent=2).encode() + b"\n",
     }
-
-
-def _jsonl(records: list[Item] | list[Topic] | list[Reject] | list[Change]) -> Iterator[bytes]:
-    return (r.model_dump_json().encode() + b"\n" for r in records)
 
 
 def content_bytes(content: Content) -> bytes:

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
@@ -266,6 +266,11 @@ class Report(_Out):
 #: A file's content: its bytes, or a function giving them in pieces when the file is
 #: written (a large file is then never held whole in memory).
 Content = bytes | Callable[[], Iterable[bytes]]
+
+
+def jsonl(records: Sequence[_Out]) -> Iterator[bytes]:
+    """A JSON Lines file of ``records``, a line at a time (a :data:`Content` with partial)."""
+    return (r.model_dump_json().encode() + b"\n" for r in records)
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 from .. import SCHEMA_VERSION
 from ..errors import PublishError, UsageError
 from ..extract.discover import StoredPage
-from ..records.output import Content, ItemEvidence, RunOutput
+from ..records.output import Content, RunOutput, jsonl
 from .previous import STATE, STATE_VERSION, PageRef, Previous
 
 #: Reads the bytes of an input file by the name records give it (None: not an input).
@@ -80,7 +80,7 @@ def state_files(
         refs.append(PageRef(f.file, ref.sha256, ref.size, ref.pack, ref.offset, day))
     files: dict[str, Content] = {
         f"{STATE}/manifest.json": _manifest(sequence, refs),
-        f"{STATE}/evidence.jsonl": _evidence(run.evidence),
+        f"{STATE}/evidence.jsonl": partial(jsonl, run.evidence),
     }
     if to_pack:
         files[f"{STATE}/{pack_name}"] = partial(_pack, to_pack, prev, read_input)
@@ -94,8 +94,11 @@ def state_files(
 
 def _pack(pages: list[tuple[str, str, bool]], prev: Previous, read: InputReader) -> Iterator[bytes]:
     """The new pack's bytes, page after page, each checked against the sha256 parsed."""
+    stored: dict[str, PageRef] = {}  # sha256 → the first earlier page with those bytes
+    for ref in prev.pages:
+        stored.setdefault(ref.sha256, ref)
     for name, sha, from_state in pages:
-        yield _bytes_of(name, sha, from_state, prev, read)
+        yield _bytes_of(name, sha, from_state, stored.get(sha), prev, read)
 
 
 def _live_earlier(prev: Previous, run: RunOutput) -> dict[str, PageRef]:
@@ -114,13 +117,18 @@ def _live_earlier(prev: Previous, run: RunOutput) -> dict[str, PageRef]:
 
 
 def _bytes_of(
-    name: str, sha: str, from_state: bool, prev: Previous, read_input: InputReader
+    name: str,
+    sha: str,
+    from_state: bool,
+    stored: PageRef | None,
+    prev: Previous,
+    read_input: InputReader,
 ) -> bytes:
-    """A page's bytes, from the state or its input file; never other bytes than were read."""
+    """A page's bytes, from the state (``stored``: where an earlier pack holds them) or its
+    input file; never other bytes than were read."""
     data: bytes | None
     if from_state:
-        ref = next((r for r in prev.pages if r.sha256 == sha), None)
-        data = _read(prev.folder / STATE / ref.pack, ref) if ref and prev.folder else None
+        data = _read(prev.folder / STATE / stored.pack, stored) if stored and prev.folder else None
     else:
         data = read_input(name)
     if data is None or hashlib.sha256(data).hexdigest() != sha:
@@ -139,7 +147,3 @@ def _manifest(sequence: int, refs: Iterable[PageRef]) -> bytes:
         "pages": [asdict(r) for r in sorted(refs, key=lambda r: (r.file, r.sha256))],
     }
     return json.dumps(doc, indent=1, ensure_ascii=False).encode() + b"\n"
-
-
-def _evidence(evidence: Iterable[ItemEvidence]) -> bytes:
-    return b"".join(e.model_dump_json().encode() + b"\n" for e in evidence)
