@@ -71,9 +71,10 @@ def _calendar(crawled: dt.date, months: int, unit: int) -> tuple[dt.date, dt.dat
     earliest = _months_before(crawled, months + unit)
     if months == 0:
         return earliest, crawled
-    latest = _months_before(crawled, months)
-    half = dt.timedelta(days=15) if unit == 1 else None
-    latest = latest + half if half is not None else _months_before(crawled, months - unit // 2)
+    if unit == 1:  # half a month: 15 days
+        latest = _months_before(crawled, months) + dt.timedelta(days=15)
+    else:  # half a year: 6 months
+        latest = _months_before(crawled, months - unit // 2)
     return earliest, min(latest, crawled)
 
 

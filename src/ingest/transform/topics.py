@@ -67,7 +67,8 @@ def topics_of(facts: list[PageResult], ctx: object = None) -> Topics:
     """Join the pages (facts only, in any order) into topics."""
     found = sorted(facts, key=lambda r: (r.file, r.sha256, r.from_state))
     superseded = _superseded(found)
-    pages = [r for r in found if not (r.from_state and (r.file, r.sha256) in superseded)]
+    kept = Routes(superseded=superseded).keeps  # the same test as each page's listings get
+    pages = [r for r in found if kept(r)]
     warnings: list[str] = []
     groups = join_topics(pages, warnings)
     slug_of = {r.file: r.slug for r in pages if r.slug is not None}
