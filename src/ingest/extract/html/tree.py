@@ -124,16 +124,6 @@ def _soup_visit(node: Any) -> tuple[Event | None, list[Any]]:
     return None, []
 
 
-def lexbor_events(html: str) -> Iterator[Event]:
-    """The events of ``html`` as selectolax's lexbor parser builds its tree."""
-    return lexbor_walk(html)()
-
-
-def soup_events(html: str) -> Iterator[Event]:
-    """The events of ``html`` as BeautifulSoup's ``html.parser`` builds its tree."""
-    return soup_walk(html)()
-
-
 def lexbor_walk(html: str) -> Callable[[], Iterator[Event]]:
     """Parse ``html`` once with lexbor; each call walks the tree's events anew."""
     roots = _lexbor_roots(html)

@@ -16,7 +16,7 @@ from ...normalize.text import has_han
 from ...records.internal import Listing
 from .base import MAX_LISTINGS, Line, Page, ends_sentence, split_lines
 from .item_frame import is_kv, locate
-from .lines import is_furniture, is_summary_line, without_furniture
+from .lines import is_furniture, is_summary_line, split_furniture, without_furniture
 
 _KEYS = {"分级": "rating", "收录时间": "collected_on"}
 _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
@@ -79,8 +79,8 @@ def _main_entry(page: Page, region: list[Line], anchor: Line) -> Listing | None:
 
 
 def _kv(page: Page, lines: list[Line], related: bool) -> dict[str, str]:
-    page.skip([ln for ln in lines if is_furniture(ln.text)], "of site furniture among key/values")
-    lines = [ln for ln in lines if not is_furniture(ln.text)]
+    lines, furniture = split_furniture(lines)
+    page.skip(furniture, "of site furniture among key/values")
     last = max((i for i, ln in enumerate(lines) if is_kv(ln.text)), default=-1)
     after = lines[last + 1 :]
     if after and not any(is_summary_line(ln.text) for ln in after):

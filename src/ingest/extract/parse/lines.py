@@ -115,6 +115,15 @@ def _is_menu(low: str) -> bool:
     return len(parts) >= 2 and all(parts) and parts[0] in _HOME
 
 
+def split_furniture(lines: list[Line]) -> tuple[list[Line], list[Line]]:
+    """(the lines that are no site furniture, those that are), each in page order."""
+    kept: list[Line] = []
+    furniture: list[Line] = []
+    for ln in lines:
+        (furniture if is_furniture(ln.text) else kept).append(ln)
+    return kept, furniture
+
+
 def without_furniture(page: Page, lines: list[Line], where: str) -> list[Line]:
     """``lines`` without site furniture; each run of it is skipped with a warning."""
     kept: list[Line] = []

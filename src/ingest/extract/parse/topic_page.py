@@ -16,7 +16,7 @@ from ...normalize.text import clean, md_unescape
 from ...records.internal import Listing
 from ...records.vocab import KINDS, LEVELS
 from .base import MAX_LISTINGS, Page, ends_sentence
-from .lines import is_furniture
+from .lines import is_furniture, split_furniture
 from .listing_heads import Head, accepted_heads, ambiguous, broken_heads, valid_heads
 from .topic_frame import Frame, footer_end, locate
 from .topic_header import find_footer, parse_footer, parse_header
@@ -91,9 +91,9 @@ def _footer(page: Page, footer: int) -> None:
     end, has_source = footer_end(page.text, footer)
     raw = page.text[footer:end]
     lines = page.lines_in(footer + 3, end)
-    kept = [ln for ln in lines if not is_furniture(ln.text)]
-    if len(kept) < len(lines):
-        page.skip([ln for ln in lines if is_furniture(ln.text)], "of site furniture in the footer")
+    kept, furniture = split_furniture(lines)
+    if furniture:
+        page.skip(furniture, "of site furniture in the footer")
         raw = "--- " + " ".join(ln.text for ln in kept)
     parse_footer(page, raw)
     if has_source:
