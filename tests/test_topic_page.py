@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from conftest import TOPIC_PAGE, multiline_topic_page, seed_text, write_files
+from ingest.extract.parse.listing_heads import candidates
 
 HEADER = (
     "# 测试主题 测试用的主题描述。 - 所属：[测试分类]() - 网站：[https://oplearnx.com/topics/"
@@ -155,3 +160,16 @@ def test_topics_whose_urls_differ_but_share_a_slug_stay_apart(ingest: Any, tmp_p
     assert sum("TOPIC_SLUG_COLLISION" in w for w in out.report["warnings"]) == 2
     again = ingest(write_files(tmp_path / "rev", dict(reversed(list(files.items())))))
     assert again.bytes_of("topics.jsonl") == out.bytes_of("topics.jsonl")
+
+
+_CANDIDATE = re.compile(r"(?<!\S)([0-9]{1,6})\. \[", re.ASCII)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=[" ", "\u3000", "\xa0", "\x1c", "\n", "1", "2", "１", ".", "[", "a"]))
+def test_listing_head_candidates_are_what_the_ascii_pattern_finds(text: str) -> None:
+    """Candidate heads come from str.find, not a regex: the same starts and numbers, so an
+    ideographic or no-break space before ``1. [`` does not start a listing."""
+    want = [(m.start(1), int(m.group(1))) for m in _CANDIDATE.finditer(text)]
+    assert list(candidates(text)) == want
+    assert list(candidates("a\u30001. [x]")) == [] and list(candidates("a 1. [x]")) == [(2, 1)]

@@ -18,6 +18,7 @@ from .base import Page
 #: Digits a number may have (also full-width ones, which are never valid in a head).
 _DIGITS = frozenset("0123456789０１２３４５６７８９")
 _MAX_DIGITS = 6
+_ASCII_SPACE = frozenset(" \t\n\r\f\v")
 _HEADISH_REACH = 1200  # past the longest title a head may have (1000), to its "]("
 _HEADISH = re.compile(r"\]\(|[（(][^（()）\n]{0,30}[·・•][^（()）\n]{0,30}[）)]\s?[：:]")
 
@@ -45,9 +46,10 @@ class Head:
 
 
 def candidates(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int]]:
-    """(start, number) of every ``N. [`` (N: 1 to 6 ASCII digits after white space or the
-    start of the text) in ``text[start:end]``: what ``CANDIDATE`` finds, found with
-    ``str.find`` (a regex with a look-behind tries every position: ten times slower)."""
+    """(start, number) of every ``N. [`` (N: 1 to 6 ASCII digits after ASCII white space or
+    the start of the text) in ``text[start:end]``: what ``(?<!\\S)([0-9]{1,6})\\. \\[`` with
+    ``re.ASCII`` finds, found with ``str.find`` (a regex with a look-behind tries every
+    position: ten times slower)."""
     stop = len(text) if end is None else end
     i = text.find(". [", start, stop)
     while i != -1:
@@ -65,9 +67,14 @@ def _number_start(text: str, dot: int, *, ascii_only: bool) -> int | None:
         if ascii_only and not text[j - 1].isascii():
             break
         j -= 1
-    if j == dot or (j > 0 and (text[j - 1] in _DIGITS or not text[j - 1].isspace())):
+    if j == dot or (j > 0 and not _space(text[j - 1], ascii_only)):
         return None
     return j
+
+
+def _space(c: str, ascii_only: bool) -> bool:
+    """White space as a regex's ``\\s`` sees it (with ``re.ASCII``: the six ASCII ones)."""
+    return c in _ASCII_SPACE if ascii_only else c.isspace()
 
 
 def loose_numbers(text: str, start: int, end: int) -> Iterator[tuple[int, str]]:

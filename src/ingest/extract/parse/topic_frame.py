@@ -16,9 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .lines import is_furniture
+from .listing_heads import candidates
 
-#: Where a listing may start: ``N. [`` with an ASCII number, after white space.
-CANDIDATE = re.compile(r"(?<!\S)([0-9]{1,6})\. \[", re.ASCII)
 SECTION = re.compile(r"(?<!\S)##(?!\S)")
 FOOTER = re.compile(r"(?<!\S)---(?!\S)")
 HEADER_FIELD = re.compile(r"(?<!\S)-\s*(所属|网站)\s*[：:]\s*")
@@ -52,10 +51,8 @@ def locate(text: str, first_listing: int | None) -> Frame:
     fields = [f for f in fields if f.start() >= start]
     section = _last(SECTION.finditer(text, start, bound)) if "##" in text else None
     after_fields = fields[-1].end() if fields else start + 1
-    candidate = CANDIDATE.search(text, after_fields, bound)
-    limit = min(
-        section.start() if section else bound, candidate.start() if candidate else bound, bound
-    )
+    candidate = next(candidates(text, after_fields, bound), None)
+    limit = min(section.start() if section else bound, candidate[0] if candidate else bound, bound)
     stop = min(limit, line_end(text, fields[-1].end())) if fields else limit
     marks = ["heading"] if heading is not None else []
     marks += [_FIELD_MARKS[f.group(1)] for f in fields]
@@ -90,9 +87,9 @@ def _heading(text: str, before: int) -> int | None:
 def _after_section(text: str, end: int) -> int:
     """Where the listings start after a '##': the first 'N. [' on its line, else the line end."""
     stop = line_end(text, end)
-    first = CANDIDATE.search(text, end, stop)
+    first = next(candidates(text, end, stop), None)
     if first is not None:
-        return first.start()
+        return first[0]
     return stop if stop < len(text) else end
 
 
