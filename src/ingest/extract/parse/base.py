@@ -23,7 +23,7 @@ MAX_LISTINGS = 50_000
 #: A line longer than this (in a line-based page kind) is refused (LINE_TOO_LONG).
 MAX_LINE_CHARS = 100_000
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 _CLOSERS = "”’）」』)\"' "
 _FULL_STOPS = ("。", "！", "？", "…", "!", "?")
@@ -54,7 +54,7 @@ def split_lines(text: str) -> Iterator[Line]:
     """Split on CRLF, CR or LF only (never on U+2028, form feed, ...), with offsets."""
     start = 0
     number = 1
-    for m in _LINE_BREAK.finditer(text):
+    for m in LINE_BREAK.finditer(text):
         yield Line(text[start : m.start()], start, number)
         start = m.end()
         number += 1
@@ -106,7 +106,7 @@ class Page:
     def line_number(self, offset: int) -> int:
         """The 1-based line of a character offset (CRLF, CR and LF end a line)."""
         if self._breaks is None:
-            self._breaks = [m.end() for m in _LINE_BREAK.finditer(self.text)]
+            self._breaks = [m.end() for m in LINE_BREAK.finditer(self.text)]
         return bisect_right(self._breaks, offset) + 1
 
     def lines_in(self, start: int, stop: int) -> list[Line]:

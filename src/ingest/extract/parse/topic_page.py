@@ -15,13 +15,12 @@ from functools import lru_cache
 from ...normalize.text import clean, md_unescape
 from ...records.internal import Listing
 from ...records.vocab import KINDS, LEVELS
-from .base import MAX_LISTINGS, Page, ends_sentence
+from .base import LINE_BREAK, MAX_LISTINGS, Page, ends_sentence
 from .lines import is_furniture, split_furniture
 from .listing_heads import Head, accepted_heads, ambiguous, broken_heads, valid_heads
 from .topic_frame import Frame, footer_end, locate
 from .topic_header import find_footer, parse_footer, parse_header
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _META_SEP = re.compile(r"\s*[·・•]\s*")
 
 
@@ -117,7 +116,7 @@ def _summary_end(page: Page, head: Head, stop: int) -> int:
     sentence is not the summary's: it is skipped, up to the next listing or the footer."""
     text, pos, prev = page.text, head.end, ""
     while True:
-        nl = _LINE_BREAK.search(text, pos, stop)
+        nl = LINE_BREAK.search(text, pos, stop)
         piece = text[pos : nl.start() if nl is not None else stop]
         if piece.strip():
             if prev and (ends_sentence(prev.rstrip()) or is_furniture(piece)):
