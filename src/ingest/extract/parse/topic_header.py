@@ -109,7 +109,8 @@ def find_footer(page: Page, text: str, after: int) -> int | None:
 
 
 def parse_footer(page: Page, raw: str) -> None:
-    body = clean(raw[3:])
+    """The footer's notice and source site, from its text after the ``---``."""
+    body = clean(raw)
     header = page.result.header
     if header is None:
         return

@@ -88,12 +88,12 @@ def _footer(page: Page, footer: int) -> None:
     """Read the footer up to its source line (site furniture inside it skipped); what
     follows it belongs to no structure."""
     end, has_source = footer_end(page.text, footer)
-    raw = page.text[footer:end]
+    raw = page.text[footer + 3 : end]  # after the '---'
     lines = page.lines_in(footer + 3, end)
     kept, furniture = split_furniture(lines)
     if furniture:
         page.skip(furniture, "of site furniture in the footer")
-        raw = "--- " + " ".join(ln.text for ln in kept)
+        raw = " ".join(ln.text for ln in kept)
     parse_footer(page, raw)
     if has_source:
         page.mark("source")
