@@ -76,10 +76,7 @@ def entry_before_kv(texts: list[str]) -> bool:
     kv = next((i for i, s in enumerate(texts) if s.strip() in _KV_MARKERS), None)
     if kv is None:
         return False
-    j = _kv_start(texts, kv) - 1
-    while j >= 0 and is_furniture(texts[j]):
-        j -= 1
-    return j >= 1 and is_summary_line(texts[j])
+    return _summary_before(texts, _kv_start(texts, kv)) is not None
 
 
 def _kv_start(texts: list[str], marker: int) -> int:
@@ -94,12 +91,19 @@ def _entry_start(texts: list[str], kv: int) -> int:
     """Where the main entry ending just before the key/value block at ``kv`` starts, read
     backwards: its summary (site furniture after it aside), an original title without
     Chinese, its Chinese title. When that shape is not there, the page starts at line 0."""
-    j = kv - 1
-    while j >= 0 and is_furniture(texts[j]):
-        j -= 1
-    if j < 1 or not is_summary_line(texts[j]):
+    j = _summary_before(texts, kv)
+    if j is None:
         return 0
     title = j - 1
     if title >= 1 and not has_han(texts[title]):
         title -= 1
     return title
+
+
+def _summary_before(texts: list[str], kv: int) -> int | None:
+    """The summary line of an entry ending just before line ``kv`` (site furniture after
+    it aside), when a line comes before it for a title; else None."""
+    j = kv - 1
+    while j >= 0 and is_furniture(texts[j]):
+        j -= 1
+    return j if j >= 1 and is_summary_line(texts[j]) else None
