@@ -23,13 +23,14 @@ from typing import Any
 
 import pycld2
 
-_KANA = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff]")
-_HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")
-#: Kana, Hangul or Han (the range :func:`.text.has_han` reads): one search for most titles.
-_CJK = re.compile(
-    r"[\u3040-\u30ff\u31f0-\u31ff\uac00-\ud7af\u1100-\u11ff"
-    r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]"
-)
+from .text import HAN_RANGES
+
+_KANA_RANGES = r"\u3040-\u30ff\u31f0-\u31ff"
+_HANGUL_RANGES = r"\uac00-\ud7af\u1100-\u11ff"
+_KANA = re.compile(f"[{_KANA_RANGES}]")
+_HANGUL = re.compile(f"[{_HANGUL_RANGES}]")
+#: Kana, Hangul or Han (the ranges :func:`.text.has_han` reads): one search for most titles.
+_CJK = re.compile(f"[{_KANA_RANGES}{_HANGUL_RANGES}{HAN_RANGES}]")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 #: What makes a token name a thing rather than say something: a digit, a path or handle
 #: character, or a dot inside (``v2.1``, ``RTX 4090``, ``owner/repo``, ``llama.cpp``).

@@ -31,7 +31,9 @@ _SCRIPT_STYLE = re.compile(
 )
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _NON_WORD = re.compile(r"[\W_]+")
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+#: The Han ranges :func:`has_han` reads (also part of language identification's script check).
+HAN_RANGES = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+_HAN = re.compile(f"[{HAN_RANGES}]")
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 
 #: Control, bidi, zero-width and other invisible format characters removed from every field
