@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from importlib.resources import files
 
@@ -22,7 +22,7 @@ from markupsafe import Markup
 from ... import SCHEMA_VERSION, __version__
 from ...records.output import RunOutput
 from .chart import build_chart
-from .rows import conflicts, decisions, item_cells, topic_rows
+from .rows import conflicts, decisions, item_cells, item_ref, or_dash, topic_ref, topic_rows
 from .view import FOLD_OVER, build_view, safe_href
 
 __all__ = ["page_pieces", "render_page"]
@@ -80,7 +80,17 @@ def environment() -> Environment:
     )
     env.filters["href"] = safe_href
     env.globals.update(topic_rows=topic_rows, decisions=decisions, conflicts=conflicts)
+    # the references and dashes rows.py writes, for the templates too (one markup for both)
+    env.globals.update(
+        item_ref=_markup(item_ref), topic_ref=_markup(topic_ref), or_dash=_markup(or_dash)
+    )
     return env
+
+
+def _markup(func: Callable[..., str]) -> Callable[..., Markup]:
+    """``func``, whose output is already escaped HTML, marked so for autoescape."""
+
+    return lambda *args: Markup(func(*args))
 
 
 @cache

@@ -74,7 +74,7 @@ def _decision(d: Decision, titles: Mapping[str, str]) -> str:
 def _side(label: str, side: DecisionSide) -> str:
     return (
         f'<div class="side">\n<p class="side-head">{label} · <code>{escape(side.source)}</code>'
-        f'</p>\n<p class="side-title" lang="zh">{_or_dash(side.title)}</p>\n'
+        f'</p>\n<p class="side-title" lang="zh">{or_dash(side.title)}</p>\n'
         f'<p lang="zh">{escape(side.summary_zh)}</p>\n</div>\n'
     )
 
@@ -115,5 +115,5 @@ def topic_ref(slug: str, slugs: frozenset[str]) -> str:
     return f'<a href="#topic-{escape(slug)}">{code}</a>' if slug in slugs else code
 
 
-def _or_dash(value: str | None) -> str:
+def or_dash(value: str | None) -> str:
     return _NONE if value is None or value == "" else escape(value)
