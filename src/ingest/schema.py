@@ -12,18 +12,8 @@ from pydantic import BaseModel
 
 from .errors import UsageError
 from .outputs.atomic import KEEP_FILES, atomic_write_bytes
-from .records.output import Change, Item, Reject, Report, Topic
+from .records.output import FILES, PAGE, Change, Item, Reject, Report, Topic
 
-#: file name → model of each line (``.jsonl``) or of the whole file (``.json``).
-FILES: dict[str, type[BaseModel]] = {
-    "items.jsonl": Item,
-    "topics.jsonl": Topic,
-    "rejects.jsonl": Reject,
-    "changes.jsonl": Change,
-    "report.json": Report,
-}
-#: The run report as a web page: no schema, but part of every publish.
-PAGE = "report.html"
 SCHEMA_NAMES: dict[str, type[BaseModel]] = {
     "item": Item,
     "topic": Topic,

@@ -18,14 +18,12 @@ from pathlib import Path
 
 from .. import SCHEMA_VERSION
 from ..errors import UsageError
+from ..records.output import FILES, PAGE
 from ..state.previous import MARKER, STATE, STATE_VERSION
 from .atomic import KEEP_FILES
 
 #: What ingest writes into an output folder.
-OUTPUT_FILES = frozenset(
-    {"items.jsonl", "topics.jsonl", "rejects.jsonl", "changes.jsonl", "report.json"}
-)
-OWNED = OUTPUT_FILES | {"report.html", MARKER, STATE, *KEEP_FILES}
+OWNED = frozenset({*FILES, PAGE, MARKER, STATE, *KEEP_FILES})
 #: A publish of schema 1.0: these four files and nothing else of ingest's.
 LEGACY_FILES = frozenset({"items.jsonl", "topics.jsonl", "rejects.jsonl", "report.json"})
 

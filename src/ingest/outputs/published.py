@@ -21,9 +21,8 @@ from typing import IO, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..errors import UsageError
-from ..records.output import Change, Item, Reject, Report, RunOutput, Topic
+from ..records.output import FILES, Change, Item, Reject, Report, RunOutput, Topic
 
-FILES = ("items.jsonl", "topics.jsonl", "rejects.jsonl", "changes.jsonl", "report.json")
 _TRIES = 3
 M = TypeVar("M", bound=BaseModel)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..records.output import Content, RunOutput, jsonl
+from ..records.output import PAGE, Content, RunOutput, jsonl
 from .page import page_pieces
 
 
@@ -21,7 +21,7 @@ def render(out: RunOutput) -> dict[str, Content]:
         "topics.jsonl": partial(jsonl, out.topics),
         "rejects.jsonl": partial(jsonl, out.rejects),
         "changes.jsonl": partial(jsonl, out.changes),
-        "report.html": partial(page_pieces, out),
+        PAGE: partial(page_pieces, out),
         "report.json": out.report.model_dump_json(indent=2).encode() + b"\n",
     }
 

@@ -263,6 +263,18 @@ class Report(_Out):
     timing: dict[str, float] = Field(description="Seconds per stage; the only varying member")
 
 
+#: The files of a publish that hold records: file name → the model of each line
+#: (``.jsonl``) or of the whole file (``.json``); ``report.json`` last.
+FILES: dict[str, type[_Out]] = {
+    "items.jsonl": Item,
+    "topics.jsonl": Topic,
+    "rejects.jsonl": Reject,
+    "changes.jsonl": Change,
+    "report.json": Report,
+}
+#: The run report as a web page: no schema, but part of every publish.
+PAGE = "report.html"
+
 #: A file's content: its bytes, or a function giving them in pieces when the file is
 #: written (a large file is then never held whole in memory).
 Content = bytes | Callable[[], Iterable[bytes]]

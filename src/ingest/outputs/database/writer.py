@@ -23,9 +23,8 @@ from typing import Self
 from sqlalchemy import Engine, select
 from sqlalchemy.engine import Connection
 
-from ...records.output import Change, RunOutput
+from ...records.output import FILES, Change, RunOutput
 from ...state.changes import counts
-from ..published import FILES
 from ..render import content_bytes, render
 from . import tables as t
 from .connect import one_line_errors, open_engine, parse_url, shown, sqlite_path, use_wal
