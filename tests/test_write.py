@@ -347,3 +347,21 @@ def test_lock_is_exclusive_within_a_process_and_reusable(tmp_path: Path) -> None
     with OutputLock(out):
         pass
     assert snapshot(out) == NEW
+
+
+def test_a_carried_over_file_is_copied_where_it_cannot_be_linked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file of the previous set is hard-linked into the new one; across file systems
+    (EXDEV) it is copied, in pieces, with the same bytes."""
+    source = tmp_path / "pack"
+    data = os.urandom(3 << 20) + b"tail"  # more than one piece
+    source.write_bytes(data)
+
+    def no_link(*_: object, **__: object) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(write.os, "link", no_link)
+    publish(tmp_path / "out", {"report.json": b"{}"}, {"state/pages-1.pack": source})
+    copied = tmp_path / "out" / "state" / "pages-1.pack"
+    assert copied.read_bytes() == data and copied.stat().st_ino != source.stat().st_ino

@@ -1,27 +1,7 @@
-"""Outputs: writers behind one interface. The command line only chooses which.
+"""Outputs: writers, which the command line only chooses between.
 
 A writer is entered before any input is read (so it can refuse early: a folder that is
-not ingest's, a locked output), receives the finished run once, and is left at the end.
+not ingest's, a locked output, a database of another application), receives the finished
+run once (the folder writer also the state the run built on, to carry its pages over),
+and is left at the end: ``folder.FolderWriter``, ``database.DatabaseWriter``.
 """
-
-from __future__ import annotations
-
-from types import TracebackType
-from typing import Protocol, Self
-
-from ..records.output import RunOutput
-
-
-class Writer(Protocol):
-    """Where a run's records go: a folder published atomically, a database, ..."""
-
-    def __enter__(self) -> Self: ...
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
-
-    def write(self, run: RunOutput) -> None: ...

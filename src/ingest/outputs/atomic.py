@@ -21,12 +21,13 @@ import re
 import shutil
 import stat
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from pathlib import Path
 
 from ..errors import PublishError
 from ..records.output import Content
 from .faults import FAULT_ENV, FAULT_POINTS, Fault
-from .files import atomic_write_bytes, fsync_dir, write_file
+from .files import atomic_write_bytes, fsync_dir, read_pieces, write_file
 from .lock import is_held
 
 __all__ = [
@@ -177,7 +178,7 @@ def _link_or_copy(source: Path, target: Path) -> None:
         if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
             e.filename = e.filename or str(source)
             raise
-        write_file(target, source.read_bytes())
+        write_file(target, partial(read_pieces, source))
 
 
 def _swap(staging: Path, out_dir: Path) -> Path | None:

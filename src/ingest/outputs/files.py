@@ -6,13 +6,13 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..errors import PublishError
 from ..records.output import Content
 
-__all__ = ["atomic_write_bytes", "fsync_dir", "write_file"]
+__all__ = ["atomic_write_bytes", "fsync_dir", "read_pieces", "write_file"]
 
 
 def fsync_dir(path: Path) -> None:
@@ -40,6 +40,13 @@ def write_file(path: Path, data: Content, mode: int = 0o666) -> None:
         raise
     finally:
         os.close(fd)
+
+
+def read_pieces(path: Path) -> Iterator[bytes]:
+    """The bytes of ``path`` a megabyte at a time (a copy never holds a whole file)."""
+    with open(path, "rb") as fh:
+        while piece := fh.read(_FLUSH):
+            yield piece
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -27,7 +27,6 @@ class FolderWriter:
     ``report.json``), ``.ingest`` and ``state/`` into ``out_dir``."""
 
     def __init__(self, out_dir: Path) -> None:
-        self.out_dir = out_dir
         self.target = check_owned(out_dir)
         self._lock = OutputLock(self.target)
 
