@@ -18,7 +18,7 @@ from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.engine import Connection
 
 from ...records.output import Change, Item, Topic
-from ...state.changes import changed_fields
+from ...state.changes import diff
 from . import readback
 from . import rows as r
 from . import tables as t
@@ -68,32 +68,25 @@ class Folder:
 def change_log(conn: Connection, folder: Folder, items: Delta, topics: Delta) -> list[Change]:
     """The changes the database sees, as ``changes.jsonl`` lines sorted by (entity, op, id).
     A row whose only difference is its sources is rewritten but logs no change."""
-    log = _log("item", items, folder.merged)
-    log += _log("topic", topics, {})
     old_i = readback.old_items(conn, items.changed)
-    log += _changed("item", old_i, {k: json.loads(folder.item_lines[k]) for k in old_i})
     old_t = readback.old_topics(conn, topics.changed)
-    log += _changed("topic", old_t, {k: json.loads(folder.topic_lines[k]) for k in old_t})
+    log = _diff("item", items, old_i, folder.item_lines, folder.merged)
+    log += _diff("topic", topics, old_t, folder.topic_lines, {})
     return sorted(log, key=lambda c: (c.entity, c.op, c.id))
 
 
-def _log(entity: Literal["item", "topic"], d: Delta, merged: Mapping[str, str]) -> list[Change]:
-    out = [Change(entity=entity, op="added", id=k, fields=[], into=None) for k in d.added]
-    for k in d.removed:
-        op: Literal["merged", "removed"] = "merged" if k in merged else "removed"
-        out.append(Change(entity=entity, op=op, id=k, fields=[], into=merged.get(k)))
-    return out
-
-
-def _changed(
-    entity: Literal["item", "topic"], old: Mapping[str, Any], new: Mapping[str, Any]
+def _diff(
+    entity: Literal["item", "topic"],
+    d: Delta,
+    old: Mapping[str, Any],
+    lines: Mapping[str, bytes],
+    merged: Mapping[str, str],
 ) -> list[Change]:
-    out = []
-    for key in sorted(old):
-        fields = changed_fields(old[key], new[key])
-        if fields:
-            out.append(Change(entity=entity, op="changed", id=key, fields=fields, into=None))
-    return out
+    """The change set's own :func:`diff`, on what the delta touched: added and removed rows
+    need no content, changed ones are compared as the database and the folder hold them."""
+    before = {k: {} for k in d.removed} | dict(old)
+    after = {k: {} for k in d.added} | {k: json.loads(lines[k]) for k in old}
+    return diff(before, after, entity, merged)
 
 
 @dataclass(slots=True)
