@@ -10,8 +10,9 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from . import SCHEMA_VERSION
+from .engines.local import Progress
 from .errors import UsageError
-from .job import JobOptions, JobResult, Progress, run_job
+from .job import JobOptions, JobResult, run_job
 from .schema import schemas, validate_dir, write_schemas
 
 

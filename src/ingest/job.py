@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .engines.local import few_collections
+from .engines.local import Progress, few_collections
 from .errors import UsageError
 from .extract.discover import InputFile, collect_inputs
 from .extract.read import read_bytes
@@ -26,8 +26,6 @@ from .state.guard import shrink
 from .state.pages import stored_pages
 from .state.previous import RunSettings
 from .steps import Context
-
-Progress = Callable[[object], None]
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,8 @@ def schema_version(conn: Connection, where: str) -> int | None:
     if not names:
         return None
     if t.meta.name not in names:
-        listed = ", ".join(sorted(names)[:_SHOW_TABLES]) + (", ..." if len(names) > 5 else "")
+        more = ", ..." if len(names) > _SHOW_TABLES else ""
+        listed = ", ".join(sorted(names)[:_SHOW_TABLES]) + more
         raise UsageError(
             f"{where} is not ingest's database: it has other tables ({listed}) and no "
             f"{t.meta.name}; give an empty database or one that ingest publish made"

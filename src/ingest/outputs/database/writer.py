@@ -46,7 +46,6 @@ class Outcome:
 
     publish_id: int | None = None  # None: the database already held this publish
     log: list[Change] = field(default_factory=list)
-    rows_written: bool = False
     inserted: int = 0  # rows, all tables but publishes and changes
     updated: int = 0
     deleted: int = 0
@@ -132,8 +131,7 @@ class DatabaseWriter:
             old = migrate(conn, version)
             outcome.migrated_from = old if old != t.DB_SCHEMA_VERSION else None
         items, topics = _deltas(conn, folder)
-        outcome.rows_written = bool(items or topics)
-        if not outcome.rows_written and _latest_digest(conn) == digest:
+        if not (items or topics) and _latest_digest(conn) == digest:
             return outcome
         outcome.log = change_log(conn, folder, items, topics)
         w = apply(conn, folder, items, topics)
