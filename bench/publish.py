@@ -69,8 +69,8 @@ def publish_a(size: str, seed: int, work: Path) -> Path:
 def derive_b(a: Path, b: Path, fraction: float, seed: int) -> int:
     """B: A with ``fraction`` of its items changed, removed or added. Returns that count."""
     run_a = load_publish(a)
-    before_i = {i.id: i.model_dump(mode="json") for i in run_a.items}
-    before_t = {t.slug: t.model_dump(mode="json") for t in run_a.topics}
+    prev = load(a)  # A as the state a next run builds on: its records as JSON, its pages
+    before_i, before_t = prev.items, prev.topics
     items = {i.id: i for i in run_a.items}
     topic_items = {t.slug: list(t.items) for t in run_a.topics}
     rnd = Random(seed)
@@ -109,9 +109,7 @@ def derive_b(a: Path, b: Path, fraction: float, seed: int) -> int:
     )
     with FolderWriter(b) as writer:
         # B's pages are A's: its state links A's packs and reads no input.
-        writer.write(
-            RunOutput(new_items, topics, run_a.rejects, report, changes), load(a), _no_input
-        )
+        writer.write(RunOutput(new_items, topics, run_a.rejects, report, changes), prev, _no_input)
     return n
 
 
