@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import importlib
 import pkgutil
+import re
 import unicodedata
 
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ingest
-from ingest.normalize.text import clean, match_key, md_unescape
+from ingest.normalize.text import HAN_RANGES, clean, han_count, match_key, md_unescape
 
 _CHARS = "\\_[]()#+*`&;<>/ aZ09，（）：。·\u3000\u200b\u200d\u202e\ufeff\x07\n\t❤️中文"
 _PIECES = [*_CHARS, "&amp;", "&lt;b&gt;", "<b>", "</i>", "\ufe0f"]
@@ -57,3 +58,18 @@ def test_emoji_sequences_survive() -> None:
 def test_match_key_ignores_width_case_and_punctuation() -> None:
     assert match_key("ＡＩ 五层蛋糕（测试）") == match_key("ai五层蛋糕(测试)")
     assert match_key("甲乙") != match_key("甲丙")
+
+
+_ONE_HAN = re.compile(f"[{HAN_RANGES}]")
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            "a 1，。（）\u3400\u4dbf\u4e00中\u9fff\uf900\U00020000\U0002fa1f\U0002fa20\u3040"
+        )
+    )
+)
+def test_han_count_counts_each_han_character(s: str) -> None:
+    """Counted by removing the runs of other characters: the same as testing each one."""
+    assert han_count(s) == sum(1 for c in s if _ONE_HAN.match(c))

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TOPIC_PAGE, multiline_topic_page, seed_text, write_files
-from ingest.extract.parse.listing_heads import candidates
+from ingest.extract.parse.listing_heads import _HEAD, _PLAIN_HEAD, candidates, loose_numbers
 
 HEADER = (
     "# 测试主题 测试用的主题描述。 - 所属：[测试分类]() - 网站：[https://oplearnx.com/topics/"
@@ -173,3 +173,40 @@ def test_listing_head_candidates_are_what_the_ascii_pattern_finds(text: str) -> 
     want = [(m.start(1), int(m.group(1))) for m in _CANDIDATE.finditer(text)]
     assert list(candidates(text)) == want
     assert list(candidates("a\u30001. [x]")) == [] and list(candidates("a 1. [x]")) == [(2, 1)]
+
+
+_LOOSE = re.compile(r"(?<!\S)([0-9０-９]{1,6})[.．](?=[\[\s])")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.text(alphabet=[" ", "\u3000", "\n", "1", "２", ".", "．", "[", "a", "。"]),
+    st.integers(0, 12),
+    st.integers(0, 12),
+)
+def test_loose_numbers_are_what_their_pattern_finds(text: str, cut: int, tail: int) -> None:
+    """Numbers that may start a broken listing come from one scan for a digit and a dot;
+    the pattern in the docstring is the definition, inside any ``[start, end)`` window
+    (white space before ``start`` counts, nothing after ``end`` is looked at)."""
+    start, end = min(cut, len(text)), max(min(cut, len(text)), len(text) - tail)
+    want = [(m.start(1), m.group(1)) for m in _LOOSE.finditer(text, start, end)]
+    assert list(loose_numbers(text, start, end)) == want
+
+
+_PART = st.text(
+    alphabet=["[", "]", "(", ")", "\\", "\n", " ", "a", "（", "）", "·", "："], max_size=8
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_PART, _PART, _PART, st.sampled_from(["", " ", "\t"]))
+def test_the_plain_head_pattern_matches_only_as_the_full_one_does(
+    title: str, url: str, meta: str, space: str
+) -> None:
+    """The fast pattern for heads without escapes or nesting is tried first: wherever it
+    matches, the full grammar must match the same text with the same parts."""
+    text = f"[{title}]({url}){space}（{meta}）：rest"
+    plain = _PLAIN_HEAD.match(text)
+    if plain is not None:
+        full = _HEAD.match(text)
+        assert full is not None and (full.end(), full.groups()) == (plain.end(), plain.groups())

@@ -13,7 +13,7 @@ import codecs
 import re
 from dataclasses import dataclass
 
-from ..normalize.text import han_chars
+from ..normalize.text import han_only
 
 #: Below this many Han characters a clean GB18030 decoding is not trusted (A4).
 MIN_GB18030_HAN = 16
@@ -136,7 +136,7 @@ def _try_gb18030(data: bytes) -> Decoded | tuple[str, str] | None:
         text = data.decode("gb18030")
     except UnicodeDecodeError:
         return None
-    han = "".join(han_chars(text))
+    han = han_only(text)
     common = len(han.encode("gb2312", errors="ignore")) // 2  # GB2312: 2 bytes a Han char
     if len(han) < MIN_GB18030_HAN:
         return (
@@ -206,11 +206,15 @@ class Locator:
     def at(self, offset: int) -> tuple[int, int]:
         if offset < self._char:
             self._char, self._byte, self._line = 0, 0, 1
-        chunk = self._text[self._char : offset]
-        self._byte += len(chunk.encode(self._codec, errors="surrogateescape"))
+        text, start = self._text, self._char
+        self._byte += len(text[start:offset].encode(self._codec, errors="surrogateescape"))
         # CRLF, lone CR and LF each end a line (as in parse.base.split_lines).
-        self._line += chunk.count("\n") + chunk.count("\r") - chunk.count("\r\n")
-        if chunk.startswith("\n") and self._char and self._text[self._char - 1] == "\r":
+        self._line += (
+            text.count("\n", start, offset)
+            + text.count("\r", start, offset)
+            - text.count("\r\n", start, offset)
+        )
+        if start and text.startswith("\n", start, offset) and text[start - 1] == "\r":
             self._line -= 1  # the CR that ended the previous chunk already counted this line
         self._char = offset
         return self._bom + self._byte, self._line

@@ -34,6 +34,7 @@ _NON_WORD = re.compile(r"[\W_]+")
 #: The Han ranges :func:`has_han` reads (also part of language identification's script check).
 HAN_RANGES = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 _HAN = re.compile(f"[{HAN_RANGES}]")
+_NOT_HAN = re.compile(f"[^{HAN_RANGES}]+")
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 
 #: Control, bidi, zero-width and other invisible format characters removed from every field
@@ -86,7 +87,7 @@ def clean(s: str, *, markdown: bool = False, warn: Callable[[str], None] | None 
     >>> clean(r"  C\\+\\+ <b>粗</b>\u200b  a\u3000b ", markdown=True)
     'C++ 粗 a b'
     """
-    text, codes = (_cleaned_seen if len(s) <= _MEMO_CHARS else cleaned)(s, markdown)
+    text, codes = cleaned_once(s, markdown)
     if warn is not None:
         for code in codes:
             warn(code)
@@ -117,6 +118,11 @@ def cleaned(s: str, markdown: bool = False) -> tuple[str, tuple[str, ...]]:
 
 
 _cleaned_seen = lru_cache(maxsize=1 << 14)(cleaned)  # pure: the same text cleans the same way
+
+
+def cleaned_once(s: str, markdown: bool = False) -> tuple[str, tuple[str, ...]]:
+    """:func:`cleaned`, remembered for texts up to ``_MEMO_CHARS`` long."""
+    return (_cleaned_seen if len(s) <= _MEMO_CHARS else cleaned)(s, markdown)
 
 
 #: Passes of markup and control removal before a field is called pathologically nested.
@@ -172,12 +178,23 @@ def key_of(s: str) -> str:
     return _key_seen(s) if len(s) <= _MEMO_CHARS else match_key(s)
 
 
-def han_chars(s: str) -> list[str]:
-    return _HAN.findall(s)
+def han_only(s: str) -> str:
+    """The Han characters of ``s``, in order.
+
+    >>> han_only("用 PyTorch 训练")
+    '用训练'
+    """
+    return _NOT_HAN.sub("", s)
 
 
 def han_count(s: str) -> int:
-    return len(_HAN.findall(s))
+    """How many Han characters ``s`` has: what is left once the runs of other characters
+    are removed (one match a run, not one a character: twice as fast as counting matches).
+
+    >>> han_count("用 PyTorch 2.5 训练（𠀀）"), han_count("no Han")
+    (4, 0)
+    """
+    return len(_NOT_HAN.sub("", s))
 
 
 def has_han(s: str) -> bool:

@@ -26,6 +26,7 @@ import html
 import ipaddress
 import re
 import unicodedata
+from functools import lru_cache
 from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit, urlunsplit
 
 import idna
@@ -120,6 +121,10 @@ def check_url(raw: str | None) -> tuple[str | None, tuple[str, str] | None]:
     if host is None:
         return None, ("URL_UNSAFE", f"link host is not a valid domain name; dropped {shown}")
     return _rebuild(parts, scheme, host), None
+
+
+#: :func:`check_url` remembered: a resource's link is on every page that lists it (pure).
+checked_url = lru_cache(maxsize=1 << 14)(check_url)
 
 
 def canonical_host(host: str) -> str | None:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
-from ...normalize.text import clean, key_of
-from ...normalize.urls import check_url
+from ...normalize.text import cleaned_once, key_of
+from ...normalize.urls import checked_url
 from ...records.internal import Listing, PageReject, PageResult, Provenance
 from ..decode import ESCAPED_BYTE, Locator, cut_tail_length
 
@@ -43,8 +43,9 @@ def ends_sentence(s: str) -> bool:
     return s.endswith(".") and len(s) > 1 and s[-2].isalpha() and s[-2].isascii()
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+class Line(NamedTuple):
+    """One line of a page (a named tuple: line-based pages build one for every line)."""
+
     text: str
     start: int  # character offset in the decoded text
     number: int  # 1-based
@@ -60,6 +61,23 @@ def split_lines(text: str) -> Iterator[Line]:
         number += 1
     if start < len(text):
         yield Line(text[start:], start, number)
+
+
+#: Line numbers a page counts before it builds the list of its line starts.
+_COUNTED_LINES = 4
+
+
+def line_at(text: str, offset: int) -> int:
+    """The 1-based line of ``text[offset]``: one more than the line breaks (CRLF, CR, LF)
+    that end before it; a CRLF that ``offset`` splits has not ended.
+
+    >>> [line_at("a\\r\\nb\\rc\\nd", i) for i in (0, 1, 2, 3, 5, 7)]
+    [1, 1, 1, 2, 3, 4]
+    """
+    n = text.count("\n", 0, offset) + text.count("\r", 0, offset) - text.count("\r\n", 0, offset)
+    if offset and text[offset - 1] == "\r" and text.startswith("\n", offset):
+        n -= 1
+    return n + 1
 
 
 def excerpt(raw: str, limit: int = 200) -> str:
@@ -79,6 +97,7 @@ class Page:
         self._end = len(text.rstrip())
         self._cut_tail = cut_tail_length(text)
         self._breaks: list[int] | None = None  # offsets where lines start, built when asked
+        self._counted = 0  # line numbers counted before the list is built
         self._has_bad_bytes = ESCAPED_BYTE.search(text) is not None  # checked once a page
 
     def prov(self, offset: int, locator: str) -> Provenance:
@@ -104,8 +123,12 @@ class Page:
         self.warn("LINES_SKIPPED", where, f"{len(lines)} line(s) {what}, first '{shown}'")
 
     def line_number(self, offset: int) -> int:
-        """The 1-based line of a character offset (CRLF, CR and LF end a line)."""
+        """The 1-based line of a character offset (CRLF, CR and LF end a line). The first
+        few are counted in C; a page asked for more gets the list of its line starts."""
         if self._breaks is None:
+            if self._counted < _COUNTED_LINES:
+                self._counted += 1
+                return line_at(self.text, offset)
             self._breaks = [m.end() for m in LINE_BREAK.finditer(self.text)]
         return bisect_right(self._breaks, offset) + 1
 
@@ -127,10 +150,13 @@ class Page:
 
     def field(self, raw: str, where: str, *, markdown: bool = False) -> str:
         """Clean one text field, turning every lossy step into a warning at ``where``."""
-        return clean(raw, markdown=markdown, warn=lambda code: self.warn(code, where))
+        text, codes = cleaned_once(raw, markdown)
+        for code in codes:
+            self.warn(code, where)
+        return text
 
     def url(self, raw: str | None, where: str) -> str | None:
-        url, problem = check_url(raw)
+        url, problem = checked_url(raw)
         if problem is not None:
             self.warn(problem[0], where, problem[1])
         return url

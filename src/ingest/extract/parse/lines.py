@@ -11,6 +11,7 @@ summary is never furniture, so a real listing is never dropped as one.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ...normalize.text import han_count
 from .base import Line, Page, ends_sentence
@@ -52,7 +53,7 @@ _MARKED = frozenset("#0123456789-*+•·[")  # first characters of a marker or a
 _LEGAL_WORDS = ("©", "(c)", "copyright", "版权", "保留所有权利", "rights reserved", "icp", "公网安")
 
 
-def is_summary_line(s: str) -> bool:
+def _is_summary_line(s: str) -> bool:
     """Does this line read like a Chinese summary (rather than a title)?
 
     >>> is_summary_line("MPS in PyTorch 2.15")
@@ -68,6 +69,11 @@ def is_summary_line(s: str) -> bool:
         return False
     han = han_count(s)  # at least 8 Han characters, and a tenth of the non-space ones
     return han >= 8 and han >= 0.1 * (len(s) - s.count(" "))
+
+
+#: :func:`_is_summary_line`, remembered: a line-based parser asks it of a line up to three
+#: times (as the next line, the one after, a wrapped line), and a summary is on many pages.
+is_summary_line = lru_cache(maxsize=1 << 14)(_is_summary_line)
 
 
 def is_furniture(line: str) -> bool:

@@ -115,6 +115,9 @@ def _summary_end(page: Page, head: Head, stop: int) -> int:
     far leaves a sentence open and the line is no site furniture. A line after a finished
     sentence is not the summary's: it is skipped, up to the next listing or the footer."""
     text, pos, prev = page.text, head.end, ""
+    first = LINE_BREAK.search(text, pos, stop)
+    if first is None or text[first.end() : stop].isspace() or first.end() == stop:
+        return stop  # the usual case: nothing but white space after the head's line
     while True:
         nl = LINE_BREAK.search(text, pos, stop)
         piece = text[pos : nl.start() if nl is not None else stop]
