@@ -149,20 +149,23 @@ def resolve(item: str, members: list[Listing]) -> Resolved:
 
 def _picker(r: Resolved) -> Callable[[str, Callable[[Listing], str | None]], None]:
     def pick(name: str, get: Callable[[Listing], str | None]) -> None:
-        values: dict[str, list[str]] = {}
+        values: dict[str, list[Listing]] = {}  # each value and its listings, best first
         for x in r.members:
             v = get(x)
             if v:
-                values.setdefault(v, []).append(_src(x))
+                values.setdefault(v, []).append(x)
         chosen = next(iter(values), None)
         r.fields[name] = chosen
-        if len(values) > 1 and chosen is not None:
+        if len(values) > 1 and chosen is not None:  # sources are named only for a conflict
             r.conflicts.append(
                 Conflict(
                     record=r.id,
                     field=name,
                     chosen=chosen,
-                    values=[ConflictValue(value=v, sources=s) for v, s in values.items()],
+                    values=[
+                        ConflictValue(value=v, sources=[_src(x) for x in xs])
+                        for v, xs in values.items()
+                    ],
                 )
             )
 
