@@ -10,13 +10,18 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from . import SCHEMA_VERSION
-from .engines.local import Progress
+from .engines.local import Progress, few_collections
 from .errors import UsageError
 from .job import JobOptions, JobResult, run_job
 from .schema import schemas, validate_dir, write_schemas
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    with few_collections():  # until the run's records are gone: see few_collections
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     opts = JobOptions(
         paths=args.paths,
         out=Path(args.out),

@@ -38,19 +38,27 @@ def page_pieces(run: RunOutput) -> Iterator[bytes]:
     page is tens of megabytes: it is written as it is made)."""
     view = build_view(run)
     css = style()
-    env = environment()
-    pieces = env.get_template("report.html.j2").generate(
-        view=view,
-        cells={i.id: item_cells(i) for i in run.items},  # once: an item is on ~8 topics
-        report=run.report,
-        chart=build_chart(view.topics),
-        css=Markup(css),  # our own file, not run data
-        csp=content_security_policy(css),
-        schema_version=SCHEMA_VERSION,
-        version=__version__,
-        fold_over=FOLD_OVER,
+    template = environment().get_template("report.html.j2")
+    context = template.new_context(
+        {
+            "view": view,
+            "cells": {i.id: item_cells(i) for i in run.items},  # once: an item is on ~8 topics
+            "report": run.report,
+            "chart": build_chart(view.topics),
+            "css": Markup(css),  # our own file, not run data
+            "csp": content_security_policy(css),
+            "schema_version": SCHEMA_VERSION,
+            "version": __version__,
+            "fold_over": FOLD_OVER,
+        }
     )
-    return _batched(pieces)
+    try:
+        yield from _batched(template.root_render_func(context))
+    finally:
+        # A template's macros and its context refer to each other: a cycle only the garbage
+        # collector frees, and it held the whole run (a full collection, 0.5 s at 100 MB).
+        context.vars.clear()
+        context.parent.clear()
 
 
 def _batched(pieces: Iterator[str], size: int = 1 << 18) -> Iterator[bytes]:
