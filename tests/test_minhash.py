@@ -7,9 +7,11 @@ import numpy as np
 from datasketch import MinHash
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rapidfuzz import fuzz
 from xxhash import xxh32_intdigest
 
 from ingest.transform.minhash import gram_rows, permutations, signatures, xxh32_rows
+from ingest.transform.near import NEAR_DUP_RATIO, verify
 
 #: 1-, 2-, 3- and 4-byte UTF-8 characters, as summary keys hold them (letters and digits).
 ALPHABET = "aZ09éßЖжα中文字摘要𠀀𠀁𝒜"
@@ -51,3 +53,17 @@ def test_a_real_summary_key() -> None:
     key = "这是nvidia技术博客的一篇文章以1240亿参数每token激活51亿参数的模型为例" * 3
     assert signatures([key, key[:50]], 63).tolist() == [reference(key), reference(key[:50])]
     assert signatures([], 63).shape == (0, 63) and np.asarray(permutations(63)[0]).size == 63
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(alphabet="模型服务算力ab", min_size=1, max_size=60),
+    st.integers(0, 30),
+    st.text(alphabet="模型服务算力ab", max_size=12),
+)
+def test_verify_skips_only_pairs_the_ratio_fails(base: str, cut: int, extra: str) -> None:
+    """The length check before the comparison never drops a near-duplicate: ``verify`` is
+    rapidfuzz's ratio over the bar, or None, for keys of every length around the bound."""
+    a, b = base, base[cut:] + extra
+    score = fuzz.ratio(a, b, score_cutoff=NEAR_DUP_RATIO)
+    assert verify(a, b) == (float(score) if score else None)

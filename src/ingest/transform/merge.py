@@ -87,6 +87,8 @@ def _duplicates(cluster: list[Unit]) -> list[str]:
     listing in each copy (same offset) is one listing, not a duplicate."""
     out: list[str] = []
     for u in cluster:
+        if len(u.pages) == len(u.listings):
+            continue  # the usual case: each listing on a page of its own
         seen: dict[tuple[str, str], dict[int, Listing]] = {}
         for x in sorted(u.listings, key=lambda x: x.lid):
             at = seen.setdefault((x.prov.sha256, x.prov.format), {})

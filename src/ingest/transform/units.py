@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from ..normalize.text import match_key
+from ..normalize.text import key_of, match_key
 from ..records.internal import Listing
 
 
@@ -47,7 +47,7 @@ class Unit:
         for x in self.listings:
             self.pages.add((x.prov.sha256, x.prov.format))
             if x.title_original:
-                self.titles.add(match_key(x.title_original))
+                self.titles.add(key_of(x.title_original))
 
 
 def summary_key(x: Listing) -> str:
