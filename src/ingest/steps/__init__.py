@@ -126,17 +126,22 @@ def run_steps(
     inputs: list[Any],
     ctx: Context | None = None,
     on_step: Callable[[Step, float], None] | None = None,
+    steps: tuple[Step, ...] = STEPS,
 ) -> Context:
-    """Run every step of :data:`STEPS` on ``engine``; ``on_step`` hears each one's seconds."""
+    """Run every step of ``steps`` on ``engine``; ``on_step`` hears each one's seconds. A
+    collection is let go as soon as the last step that reads it is done."""
     ctx = ctx or Context()
     data: dict[str, Any] = {"inputs": engine.source(inputs)}
-    for step in STEPS:
+    last = last_readers(steps)
+    for n, step in enumerate(steps):
         t0 = time.perf_counter()
         if step.kind == "driver":
             setattr(ctx, step.writes, step.fn(ctx))
         else:
             run = engine.map if step.kind == "map" else engine.group
             out = run(data[step.reads], step, ctx)
+            if last[step.reads] == n:
+                del data[step.reads]  # no later step reads it: free it before the next one
             if step.gather is not None:
                 setattr(ctx, step.writes, step.gather(engine.collect(out), ctx))
             else:
@@ -144,3 +149,8 @@ def run_steps(
         if on_step is not None:
             on_step(step, time.perf_counter() - t0)
     return ctx
+
+
+def last_readers(steps: tuple[Step, ...]) -> dict[str, int]:
+    """The index of the last step that reads each collection."""
+    return {step.reads: n for n, step in enumerate(steps) if step.kind != "driver"}
