@@ -140,12 +140,12 @@ def run_steps(
         else:
             run = engine.map if step.kind == "map" else engine.group
             out = run(data[step.reads], step, ctx)
-            if last[step.reads] == n:
-                del data[step.reads]  # no later step reads it: free it before the next one
             if step.gather is not None:
                 setattr(ctx, step.writes, step.gather(engine.collect(out), ctx))
             else:
                 data[step.writes] = out
+            if last[step.reads] == n:
+                del data[step.reads]  # no later step reads it: let it go (once computed)
         if on_step is not None:
             on_step(step, time.perf_counter() - t0)
     return ctx
