@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz
 
-from ..normalize.text import match_key
+from ..normalize.text import key_of
 from ..records.output import Decision, DecisionSide, ItemEvidence
 from ..state.index import Facts, IdIndex
 from .align import ORDER_RATIO
@@ -95,7 +95,7 @@ def _facts(r: Resolved) -> Facts:
     best = r.members[0]
     return Facts(
         keys=(own, *summary_keys),
-        titles=tuple(sorted({match_key(x.title_original) for x in r.members if x.title_original})),
+        titles=tuple(sorted({key_of(x.title_original) for x in r.members if x.title_original})),
         url=f["url"],
         kind=f["kind_label"],
         places=tuple(

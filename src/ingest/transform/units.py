@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import NamedTuple
 
 from ..normalize.text import key_of, match_key
@@ -56,4 +57,7 @@ def summary_key(x: Listing) -> str:
 
 def units_of(key: str, listings: Iterable[Listing]) -> Unit:
     """Group stage of exact identity: all listings whose summary key is ``key``."""
-    return Unit(key, sorted(listings, key=lambda x: x.lid))
+    return Unit(key, sorted(listings, key=_LID))
+
+
+_LID = attrgetter("prov.file", "index")  # Listing.lid, read in C
