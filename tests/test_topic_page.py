@@ -117,6 +117,8 @@ def test_escapes_urls_and_meta(ingest: Any, tmp_path: Path) -> None:
     warnings = " ".join(out.report["files"][0]["warnings"])
     for code in ("URL_UNSAFE", "URL_RELATIVE", "UNKNOWN_KIND", "UNKNOWN_LEVEL"):
         assert code in warnings
+    item_warnings = [w for w in out.report["warnings"] if w.startswith("item ")]
+    assert item_warnings == [f"item {c['id']}: UNKNOWN_KIND: label '奇怪'"]
 
 
 def test_missing_footer_rejects_only_the_last_listing(ingest: Any, tmp_path: Path) -> None:

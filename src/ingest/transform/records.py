@@ -106,7 +106,7 @@ def _item(
     f = r.fields
     title = f["title_original"]
     item_id = ids.of(r.id)
-    if any(x.kind_label and kind_of(x.kind_label) == "other" for x in r.members):
+    if any(kind_of(label) == "other" for label in {x.kind_label for x in r.members} if label):
         warnings.append(f"item {item_id}: UNKNOWN_KIND: label {f['kind_label']!r}")
     estimate = _estimate(item_id, f["published_ago"], _crawled(r, crawled), warnings)
     related = [ids.of(id_of[lid]) for lid in r.related if lid in id_of]
