@@ -23,7 +23,10 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cold import forget_texts
 from ingest.engines.local import few_collections
 from ingest.extract.pages import parse_bytes
 from ingest.normalize.language import language_of
@@ -165,15 +168,6 @@ def median_time(run: Callable[[], None]) -> float:
             run()
             times.append(time.perf_counter() - t)
     return statistics.median(times)
-
-
-def forget_texts() -> None:
-    """Empty every bounded memo of ingest's (the models, loaded once a process, stay)."""
-    for module in [m for name, m in sys.modules.items() if name.startswith("ingest")]:
-        for value in vars(module).values():
-            params = getattr(value, "cache_parameters", None)
-            if params is not None and params()["maxsize"] is not None:
-                value.cache_clear()
 
 
 def _runs(sizes: list[float], only: str) -> Iterator[tuple[str, list[Callable[[], None]]]]:

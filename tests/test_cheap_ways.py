@@ -59,11 +59,28 @@ def test_line_numbers_counted_and_looked_up_agree(text: str, data: st.DataObject
     line_of = {
         i: ln.number for ln in split_lines(text) for i in range(ln.start, ln.start + len(ln.text))
     }
-    offsets = data.draw(st.lists(st.integers(0, len(text)), min_size=1, max_size=12))
+    offsets = data.draw(st.lists(st.integers(-2, len(text) + 2), min_size=1, max_size=12))
     page = Page(PageResult("t", "", 0, None, None), text, Locator(text, "utf-8", 0))
     breaks = [m.end() for m in LINE_BREAK.finditer(text)]
     for offset in offsets:
         want = bisect_right(breaks, offset) + 1
         assert page.line_number(offset) == want == line_at(text, offset)
-        if offset < len(text) and text[offset] not in "\r\n":
+        if 0 <= offset < len(text) and text[offset] not in "\r\n":
             assert want == line_of[offset]
+
+
+def test_the_memos_keep_no_long_text() -> None:
+    """Memos are bounded by entries; a text over MEMO_CHARS is never one of them, so a
+    few hostile 100k-character lines cannot hold hundreds of megabytes."""
+    from ingest.extract.parse import lines
+    from ingest.normalize import text, urls
+
+    memos = [lines._summary_line_seen, urls._checked_seen, text._cleaned_seen, text._key_seen]
+    before = [m.cache_info().currsize for m in memos]
+    for n in range(3):
+        long = f"{n}摘要，" * (text.MEMO_CHARS // 3 + 1)
+        lines.is_summary_line(long)
+        urls.checked_url("https://x.example/" + long)
+        text.clean(long)
+        text.key_of(long)
+    assert [m.cache_info().currsize for m in memos] == before

@@ -380,3 +380,19 @@ def test_validate_wants_the_page(hostile: Out, tmp_path: Path) -> None:
     (folder / "report.html").unlink()
     proc = run_subprocess("validate", str(folder))
     assert proc.returncode == 1 and "report.html: missing" in proc.stdout
+
+
+def test_a_template_error_names_the_templates_own_line() -> None:
+    """The page renders through its own loop (to let the run go when done), and an error
+    in a template still points at the template line, as Jinja's ``generate`` does."""
+    import traceback
+
+    from jinja2 import Environment, StrictUndefined, UndefinedError
+
+    from ingest.outputs.page import rendered
+
+    template = Environment(undefined=StrictUndefined).from_string("a\nb\n{{ missing.x }}\n")
+    with pytest.raises(UndefinedError) as caught:
+        "".join(rendered(template, {}))
+    frames = traceback.extract_tb(caught.value.__traceback__)
+    assert [f.lineno for f in frames if f.filename == "<template>"] == [3]

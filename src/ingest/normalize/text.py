@@ -96,7 +96,7 @@ def clean(s: str, *, markdown: bool = False, warn: Callable[[str], None] | None 
 
 #: Texts up to this long are remembered (the same summary on many pages); longer ones,
 #: rare and costly to keep, are cleaned each time.
-_MEMO_CHARS = 2048
+MEMO_CHARS = 2048
 
 
 def cleaned(s: str, markdown: bool = False) -> tuple[str, tuple[str, ...]]:
@@ -121,8 +121,8 @@ _cleaned_seen = lru_cache(maxsize=1 << 14)(cleaned)  # pure: the same text clean
 
 
 def cleaned_once(s: str, markdown: bool = False) -> tuple[str, tuple[str, ...]]:
-    """:func:`cleaned`, remembered for texts up to ``_MEMO_CHARS`` long."""
-    return (_cleaned_seen if len(s) <= _MEMO_CHARS else cleaned)(s, markdown)
+    """:func:`cleaned`, remembered for texts up to ``MEMO_CHARS`` long."""
+    return (_cleaned_seen if len(s) <= MEMO_CHARS else cleaned)(s, markdown)
 
 
 #: Passes of markup and control removal before a field is called pathologically nested.
@@ -175,7 +175,7 @@ _key_seen = lru_cache(maxsize=1 << 14)(match_key)  # pure: a summary keyed on ev
 
 def key_of(s: str) -> str:
     """:func:`match_key`, remembered for texts met again (see :func:`clean`)."""
-    return _key_seen(s) if len(s) <= _MEMO_CHARS else match_key(s)
+    return _key_seen(s) if len(s) <= MEMO_CHARS else match_key(s)
 
 
 def han_only(s: str) -> str:

@@ -74,6 +74,7 @@ def line_at(text: str, offset: int) -> int:
     >>> [line_at("a\\r\\nb\\rc\\nd", i) for i in (0, 1, 2, 3, 5, 7)]
     [1, 1, 1, 2, 3, 4]
     """
+    offset = max(0, min(offset, len(text)))  # as a lookup among the line starts would
     n = text.count("\n", 0, offset) + text.count("\r", 0, offset) - text.count("\r\n", 0, offset)
     if offset and text[offset - 1] == "\r" and text.startswith("\n", offset):
         n -= 1
