@@ -46,7 +46,7 @@ class Listing:
     collected_on: str | None = None
     role: str = "listing"  # "listing" | "main" | "related" | "orphan"
     index: int = -1  # position in its page's listings; (file, index) identifies it
-    key: str = ""  # match key of summary_zh: the resource's identity
+    key: str = ""  # match key of summary_zh, the resource's identity: set by the listings step
     related_idx: list[int] = field(default_factory=list)  # item-page main: its related reading
     stored: bool = False  # from a page an earlier publish kept (--merge)
     crawled_at: dt.date | None = None  # a stored page's crawl day, if its run was told one

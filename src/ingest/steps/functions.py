@@ -17,7 +17,7 @@ from ..transform.near import bands_many, bucket_edges
 from ..transform.records import Finished, Lid, finish, related_lids
 from ..transform.report import assemble
 from ..transform.topics import Routes, page_identity
-from ..transform.units import Edge, Unit, summary_key, units_of
+from ..transform.units import Edge, Unit, keyed, summary_key, units_of
 from .context import Context
 
 
@@ -36,7 +36,7 @@ def routes(ctx: Context) -> Routes:
 
 
 def with_slugs(page: PageResult, ctx: Context) -> list[Listing]:
-    return page.with_slugs(ctx.routes.slug_of) if ctx.routes.keeps(page) else []
+    return keyed(page.with_slugs(ctx.routes.slug_of)) if ctx.routes.keeps(page) else []
 
 
 def by_summary(x: Listing, ctx: Context) -> list[tuple[str, Listing]]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from ..normalize.text import match_key
 from ..records.internal import PageResult, TopicHeader, TopicStats
+from .units import summary_key
 
 
 @dataclass(slots=True)
@@ -84,7 +85,8 @@ def page_identity(page: PageResult) -> str | None:
         return f"topic-list:{page.stats.description_key}"
     main = next((x for x in page.listings if x.role == "main"), None)
     if main is not None:
-        return f"item-page:{match_key(main.title_original) if main.title_original else main.key}"
+        own = match_key(main.title_original) if main.title_original else summary_key(main)
+        return f"item-page:{own}"
     return None
 
 

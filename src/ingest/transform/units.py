@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import NamedTuple
 
-from ..normalize.text import key_of, match_key
+from ..normalize.text import key_of
 from ..records.internal import Listing
 
 
@@ -52,7 +52,17 @@ class Unit:
 
 
 def summary_key(x: Listing) -> str:
-    return x.key or match_key(x.summary_zh)
+    return x.key or key_of(x.summary_zh)
+
+
+def keyed(listings: list[Listing]) -> list[Listing]:
+    """``listings``, each given its summary's match key. Done once the listings have left
+    their pages, not where they are parsed: a key is nearly as long as its summary, and
+    the ``--jobs`` pool would ship both back (here, a summary met on eight pages is keyed
+    once)."""
+    for x in listings:
+        x.key = key_of(x.summary_zh)
+    return listings
 
 
 def units_of(key: str, listings: Iterable[Listing]) -> Unit:

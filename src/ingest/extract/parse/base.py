@@ -11,7 +11,7 @@ from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from ...normalize.text import cleaned_once, key_of
+from ...normalize.text import cleaned_once
 from ...normalize.urls import checked_url
 from ...records.internal import Listing, PageReject, PageResult, Provenance
 from ..decode import ESCAPED_BYTE, Locator, cut_tail_length
@@ -200,5 +200,4 @@ class Page:
 
     def add(self, listing: Listing) -> None:
         listing.index = len(self.result.listings)
-        listing.key = key_of(listing.summary_zh)
         self.result.listings.append(listing)
