@@ -22,3 +22,8 @@ class OutputLocked(IngestError):
 
 class PublishError(IngestError):
     """Writing or publishing the output failed; the previous output is left intact (exit 2)."""
+
+
+class WorkerLost(IngestError):
+    """A worker process of ``--jobs`` stopped before its work was done; nothing was
+    published (exit code 2)."""

@@ -8,15 +8,13 @@ whatever order the workers finish in, so the output is byte-identical for any ``
 from __future__ import annotations
 
 import gc
-import multiprocessing as mp
-import signal
-import threading
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from ..records.output import RunOutput
 from ..steps import Context, Step, run_steps
+from .pool import pmap
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -132,39 +130,6 @@ def _pairs_of_batch(views: list[Any]) -> list[Any]:
 def _group_one(group: tuple[Hashable, list[Any]]) -> list[Any]:
     step, ctx = _task()
     return list(step.fn(group[0], group[1], ctx))
-
-
-def pmap(
-    func: Callable[[T], R],
-    items: Sequence[T],
-    jobs: int,
-    initializer: Callable[..., None] | None = None,
-    initargs: Iterable[Any] = (),
-) -> Iterator[R]:
-    """``map`` in ``jobs`` processes, results in input order."""
-    ctx = _start_method()
-    chunk = max(1, min(64, len(items) // (jobs * 8)))
-    with ctx.Pool(jobs, initializer=_worker_init, initargs=(initializer, tuple(initargs))) as pool:
-        yield from pool.imap(func, items, chunksize=chunk)
-
-
-def _start_method() -> Any:
-    """Fork when this process runs one thread (cheap, and workers inherit the step's
-    context); otherwise a fork server: forking a process whose other threads may hold a
-    lock (a progress bar, a Dask client in the same process) can leave a worker waiting on
-    that lock for ever."""
-    methods = mp.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
-        return mp.get_context("fork")
-    return mp.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
-def _worker_init(initializer: Callable[..., None] | None, initargs: tuple[Any, ...]) -> None:
-    """Workers die quietly with the run: the parent alone handles SIGTERM and Ctrl-C."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if initializer is not None:
-        initializer(*initargs)
 
 
 @contextmanager

@@ -1,0 +1,137 @@
+"""``map`` in worker processes, results in input order, and safe to stop at any moment.
+
+Each worker has a pipe of its own and works on one chunk of items at a time; nothing is
+shared between processes but those pipes. ``multiprocessing.Pool`` shares a lock on its
+result queue among its workers: a worker killed while it sends a result (``Pool.terminate``
+on SIGTERM kills them where they stand) leaves that lock held for ever, and the next
+``terminate`` waits on it for ever. Here stopping is: kill the workers, close the pipes.
+A worker that dies on its own (the out-of-memory killer) stops the run with
+:class:`WorkerLost` instead of leaving it waiting for a result that never comes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import signal
+import threading
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from multiprocessing.connection import Connection, wait
+from typing import Any, TypeVar, cast
+
+from ..errors import WorkerLost
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: Items a worker is given at a time: at most this many, and at least eight chunks a worker.
+MAX_CHUNK = 64
+
+
+def pmap(
+    func: Callable[[T], R],
+    items: Sequence[T],
+    jobs: int,
+    initializer: Callable[..., None] | None = None,
+    initargs: Iterable[Any] = (),
+) -> Iterator[R]:
+    """``map(func, items)`` in ``jobs`` processes, results in input order. Each process
+    first runs ``initializer(*initargs)``."""
+    size = max(1, min(MAX_CHUNK, len(items) // (jobs * 8)))
+    chunks = [items[i : i + size] for i in range(0, len(items), size)]
+    ctx = _start_method()
+    workers: dict[Connection, Any] = {}
+    try:
+        for _ in range(min(jobs, len(chunks))):
+            ours, theirs = ctx.Pipe()
+            proc = ctx.Process(
+                target=_serve, args=(theirs, func, initializer, tuple(initargs)), daemon=True
+            )
+            workers[ours] = proc  # before it starts: a stop from here on kills it too
+            proc.start()
+            theirs.close()
+        yield from _results(chunks, workers)
+    finally:
+        started = [proc for proc in workers.values() if proc.pid is not None]
+        for proc in started:
+            proc.kill()  # only a worker still at work is still alive
+        for conn in workers:
+            conn.close()
+        for proc in started:
+            proc.join()
+
+
+def _results(chunks: list[Sequence[Any]], workers: dict[Connection, Any]) -> Iterator[Any]:
+    """Hand out the chunks, a worker one at a time, and yield the results in order."""
+    todo = iter(enumerate(chunks))
+    busy: set[Connection] = set()
+    for conn in workers:
+        busy |= _give(conn, todo)
+    done: dict[int, list[Any]] = {}
+    nxt = 0
+    while nxt < len(chunks):
+        for ready in wait(list(busy)):
+            conn = cast(Connection, ready)
+            index, ok, payload = _receive(conn, workers[conn])
+            busy.discard(conn)
+            busy |= _give(conn, todo)  # the worker starts on its next chunk at once
+            if not ok:
+                raise RuntimeError(f"a worker process failed:\n{payload}")
+            done[index] = payload
+        while nxt in done:
+            yield from done.pop(nxt)
+            nxt += 1
+
+
+def _give(conn: Connection, todo: Iterator[tuple[int, Sequence[Any]]]) -> set[Connection]:
+    """Send ``conn``'s worker the next chunk, or tell it to stop; the busy set it joins."""
+    task = next(todo, None)
+    conn.send(task)
+    return set() if task is None else {conn}
+
+
+def _receive(conn: Connection, proc: Any) -> tuple[int, bool, Any]:
+    try:
+        result: tuple[int, bool, Any] = conn.recv()
+    except (EOFError, OSError) as e:
+        proc.join(timeout=1)
+        raise WorkerLost(
+            f"a worker process of --jobs stopped before it finished (exit code "
+            f"{proc.exitcode}: killed, or out of memory?); nothing was published"
+        ) from e
+    return result
+
+
+def _serve(
+    conn: Connection,
+    func: Callable[[Any], Any],
+    initializer: Callable[..., None] | None,
+    initargs: tuple[Any, ...],
+) -> None:
+    """A worker: chunk in, results out, until told to stop (``None``)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # dies quietly with the run: the parent
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # alone handles SIGTERM and Ctrl-C
+    if initializer is not None:
+        initializer(*initargs)
+    try:
+        while (task := conn.recv()) is not None:
+            index, chunk = task
+            try:
+                result: tuple[int, bool, Any] = (index, True, [func(x) for x in chunk])
+            except Exception:  # a bug in a step function: the run stops and says where
+                result = (index, False, traceback.format_exc())
+            conn.send(result)
+    except (EOFError, OSError):  # the parent is gone: its end of the pipe is closed
+        pass
+    conn.close()
+
+
+def _start_method() -> Any:
+    """Fork when this process runs one thread (cheap, and workers inherit the step's
+    context); otherwise a fork server: forking a process whose other threads may hold a
+    lock (a progress bar, a Dask client in the same process) can leave a worker waiting on
+    that lock for ever."""
+    methods = mp.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return mp.get_context("fork")
+    return mp.get_context("forkserver" if "forkserver" in methods else "spawn")

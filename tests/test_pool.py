@@ -1,0 +1,126 @@
+"""The ``--jobs`` pool: results in order, and it stops cleanly whatever stops it.
+
+``multiprocessing.Pool`` hung for ever (about one run in thirty of the SIGTERM test)
+when its workers were killed while one was sending a result: the lock on its result
+queue stayed held by a dead process. These tests kill workers at work and stop the pool
+mid-way, and fail on a hang (a timeout) rather than wait on it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, TOPIC_PAGE
+from ingest.engines.pool import pmap
+from ingest.errors import WorkerLost
+
+
+def _slow_square(x: int) -> int:
+    time.sleep(0.001 * (x % 7))  # uneven: chunks finish out of order
+    return x * x
+
+
+def _die_on_13(x: int) -> int:
+    if x == 13:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the out-of-memory killer would
+    return x
+
+
+def _fail_on_5(x: int) -> int:
+    if x == 5:
+        raise ValueError("five is not allowed")
+    return x
+
+
+@contextmanager
+def _within(seconds: int) -> Iterator[None]:
+    """Fail with TimeoutError, instead of waiting for ever, if the block hangs."""
+
+    def late(*_: object) -> None:
+        raise TimeoutError(f"still waiting after {seconds} s: the pool hangs")
+
+    previous = signal.signal(signal.SIGALRM, late)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _children(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (from /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                out.append(int(entry.name))
+    return out
+
+
+def test_results_come_in_input_order() -> None:
+    items = list(range(300))
+    with _within(30):
+        assert list(pmap(_slow_square, items, 2)) == [x * x for x in items]
+
+
+def test_a_worker_killed_at_work_stops_the_run_with_a_clear_error() -> None:
+    before = set(_children(os.getpid()))  # what earlier tests left (a fork server, ...)
+    with _within(30), pytest.raises(WorkerLost, match="stopped before it finished"):
+        list(pmap(_die_on_13, list(range(400)), 2))
+    assert set(_children(os.getpid())) <= before
+
+
+def test_a_bug_in_the_function_names_it() -> None:
+    before = set(_children(os.getpid()))
+    with _within(30), pytest.raises(RuntimeError, match="five is not allowed"):
+        list(pmap(_fail_on_5, list(range(100)), 2))
+    assert set(_children(os.getpid())) <= before
+
+
+def test_stopping_half_way_leaves_no_worker_behind() -> None:
+    before = set(_children(os.getpid()))
+    with _within(30):
+        results = pmap(_slow_square, list(range(2000)), 2)
+        assert next(results) == 0
+        results.close()  # as an exception (SIGTERM, Ctrl-C) leaving the consumer does
+    assert set(_children(os.getpid())) <= before
+
+
+def test_a_worker_killed_during_a_run_exits_2_and_publishes_nothing(tmp_path: Path) -> None:
+    """Through the command line: a worker killed mid-parse (OOM) is one line, exit 2."""
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    page = TOPIC_PAGE.read_bytes()
+    for i in range(1500):
+        (dumps / f"t{i:04}.txt").write_bytes(page)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ingest", "run", str(dumps), "--out", str(out), "--jobs", "2"],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None and not _children(proc.pid):
+        time.sleep(0.01)
+    workers = _children(proc.pid)
+    assert workers, "the run finished before a worker could be killed"
+    os.kill(workers[0], signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, err
+    assert "worker process of --jobs stopped" in err and "Traceback" not in err, err
+    assert not out.exists()
