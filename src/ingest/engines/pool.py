@@ -64,17 +64,15 @@ def pmap(
 def _results(chunks: list[Sequence[Any]], workers: dict[Connection, Any]) -> Iterator[Any]:
     """Hand out the chunks, a worker one at a time, and yield the results in order."""
     todo = iter(enumerate(chunks))
-    busy: set[Connection] = set()
-    for conn in workers:
-        busy |= _give(conn, todo)
+    busy = {conn for conn in workers if _give(conn, todo)}
     done: dict[int, list[Any]] = {}
     nxt = 0
     while nxt < len(chunks):
         for ready in wait(list(busy)):
             conn = cast(Connection, ready)
             index, ok, payload = _receive(conn, workers[conn])
-            busy.discard(conn)
-            busy |= _give(conn, todo)  # the worker starts on its next chunk at once
+            if not _give(conn, todo):  # the worker starts on its next chunk at once
+                busy.discard(conn)
             if not ok:
                 raise RuntimeError(f"a worker process failed:\n{payload}")
             done[index] = payload
@@ -83,11 +81,11 @@ def _results(chunks: list[Sequence[Any]], workers: dict[Connection, Any]) -> Ite
             nxt += 1
 
 
-def _give(conn: Connection, todo: Iterator[tuple[int, Sequence[Any]]]) -> set[Connection]:
-    """Send ``conn``'s worker the next chunk, or tell it to stop; the busy set it joins."""
+def _give(conn: Connection, todo: Iterator[tuple[int, Sequence[Any]]]) -> bool:
+    """Send ``conn``'s worker the next chunk (True), or tell it to stop (False)."""
     task = next(todo, None)
     conn.send(task)
-    return set() if task is None else {conn}
+    return task is not None
 
 
 def _receive(conn: Connection, proc: Any) -> tuple[int, bool, Any]:

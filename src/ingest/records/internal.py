@@ -10,7 +10,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 
 class Provenance(NamedTuple):
@@ -55,25 +55,17 @@ class Listing:
     def lid(self) -> tuple[str, int]:
         return (self.prov.file, self.index)
 
-
-_T = TypeVar("_T")
-
-
-def _pickled_as_fields(cls: type[_T]) -> type[_T]:
-    """Pickle ``cls`` as the tuple of its fields, rebuilt by ``__init__``. A slots
-    dataclass's default pickling goes through a dict of its slots (and a frozen one's
-    through ``fields()`` in Python): about twice the cost both ways, and a parallel run
-    ships a :class:`Listing` for every listing it parses."""
-    values = attrgetter(*(f.name for f in fields(cls)))  # type: ignore[arg-type]
-
-    def __reduce__(self: _T) -> tuple[type[_T], Any]:
-        return cls, values(self)
-
-    cls.__reduce__ = __reduce__  # type: ignore[assignment,method-assign]
-    return cls
+    def __reduce__(self) -> tuple[type[Listing], tuple[Any, ...]]:
+        """Pickled as the tuple of its fields, rebuilt by ``__init__``: a slots dataclass's
+        default pickling goes through a dict of its slots, about twice the cost both ways,
+        and a parallel run ships a listing for every listing it parses."""
+        return Listing, _FIELD_VALUES(self)
 
 
-_pickled_as_fields(Listing)
+#: ``Listing.lid`` as a key function, read in C (a sort by it calls it once a listing).
+listing_id = attrgetter("prov.file", "index")
+#: A listing's fields in ``__init__``'s order.
+_FIELD_VALUES = attrgetter(*(f.name for f in fields(Listing)))
 
 
 @dataclass(frozen=True, slots=True)

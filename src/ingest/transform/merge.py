@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..normalize.text import has_han
-from ..records.internal import Listing, PageReject
+from ..records.internal import Listing, PageReject, listing_id
 from ..records.output import Conflict, ConflictValue
 from ..records.vocab import LEVELS, PRECEDENCE, ROLE_ORDER, Format
 from .components import settle
@@ -90,7 +90,7 @@ def _duplicates(cluster: list[Unit]) -> list[str]:
         if len(u.pages) == len(u.listings):
             continue  # the usual case: each listing on a page of its own
         seen: dict[tuple[str, str], dict[int, Listing]] = {}
-        for x in sorted(u.listings, key=lambda x: x.lid):
+        for x in sorted(u.listings, key=listing_id):
             at = seen.setdefault((x.prov.sha256, x.prov.format), {})
             if x.prov.byte_offset not in at:
                 at[x.prov.byte_offset] = x

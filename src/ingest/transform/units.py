@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import NamedTuple
 
 from ..normalize.text import key_of
-from ..records.internal import Listing
+from ..records.internal import Listing, listing_id
 
 
 class Edge(NamedTuple):
@@ -67,7 +66,4 @@ def keyed(listings: list[Listing]) -> list[Listing]:
 
 def units_of(key: str, listings: Iterable[Listing]) -> Unit:
     """Group stage of exact identity: all listings whose summary key is ``key``."""
-    return Unit(key, sorted(listings, key=_LID))
-
-
-_LID = attrgetter("prov.file", "index")  # Listing.lid, read in C
+    return Unit(key, sorted(listings, key=listing_id))
