@@ -30,7 +30,7 @@ from cold import forget_texts
 from ingest.engines.local import few_collections
 from ingest.extract.pages import parse_bytes
 from ingest.normalize.language import language_of
-from ingest.transform.align import topic_edges
+from ingest.transform.align import order_point, topic_edges
 
 HEADER = (
     "# 测试主题 测试用的描述。 - 所属：[分类]() - 网站：[https://oplearnx.com/topics/t]() "
@@ -145,7 +145,7 @@ def parse_and_align(pair: tuple[bytes, bytes]) -> None:
     """The per-file map of both files, then order alignment of the list against the page."""
     page = parse_bytes("topic.md", pair[0])
     lst = parse_bytes("topic.txt", pair[1])
-    topic_edges(page.listings + lst.listings)
+    topic_edges(order_point(x) for x in page.listings + lst.listings)
 
 
 def parse_and_judge(data: bytes) -> None:

@@ -14,16 +14,25 @@ from hypothesis import strategies as st
 
 from ingest.records.internal import Listing, Provenance
 from ingest.transform import align
-from ingest.transform.align import WINDOW, NearIndex, _scan, near_matches, order_edges
+from ingest.transform.align import (
+    WINDOW,
+    NearIndex,
+    OrderPoint,
+    _scan,
+    near_matches,
+    order_edges,
+    order_point,
+)
 
 
 def _han(rng: random.Random, n: int = 20) -> str:
     return "".join(chr(rng.randrange(0x4E00, 0x9FFF)) for _ in range(n))
 
 
-def _listing(key: str, n: int, fmt: str, file: str) -> Listing:
+def _listing(key: str, n: int, fmt: str, file: str) -> OrderPoint:
     prov = Provenance(file, "sha-" + file, fmt, f"at {n}", n, 1)
-    return Listing(prov, n, key, key=key, index=n, rank=n + 1 if fmt == "topic-page" else None)
+    rank = n + 1 if fmt == "topic-page" else None
+    return order_point(Listing(prov, n, key, key=key, index=n, rank=rank))
 
 
 def _edit(rng: random.Random, key: str, edits: int, alphabet: str) -> str:

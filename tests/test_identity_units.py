@@ -9,7 +9,14 @@ from __future__ import annotations
 import hashlib
 
 from ingest.records.internal import Listing, Provenance
-from ingest.transform.align import ORDER_RATIO, _best, order_edges, topic_edges
+from ingest.transform.align import (
+    ORDER_RATIO,
+    OrderPoint,
+    _best,
+    order_edges,
+    order_point,
+    topic_edges,
+)
 from ingest.transform.components import UnionFind, best_edges, settle
 from ingest.transform.near import MAX_BUCKET, bands, bucket_edges, verify
 from ingest.transform.topics import derived_slug
@@ -35,12 +42,12 @@ def _listing(key: str, n: int, fmt: str, file: str = "f", rank: int | None = Non
     return Listing(prov, n, key, key=key, index=n, rank=rank)
 
 
-def _page(*keys: str) -> list[Listing]:
-    return [_listing(k, n, "topic-page", "page", n + 1) for n, k in enumerate(keys)]
+def _page(*keys: str) -> list[OrderPoint]:
+    return [order_point(_listing(k, n, "topic-page", "page", n + 1)) for n, k in enumerate(keys)]
 
 
-def _entries(*keys: str, file: str = "list") -> list[Listing]:
-    return [_listing(k, n, "topic-list", file) for n, k in enumerate(keys)]
+def _entries(*keys: str, file: str = "list") -> list[OrderPoint]:
+    return [order_point(_listing(k, n, "topic-list", file)) for n, k in enumerate(keys)]
 
 
 def _pairs(edges: list[Edge]) -> list[tuple[str, str, float]]:
@@ -104,9 +111,9 @@ def test_each_topic_list_is_aligned_on_its_own() -> None:
 def test_the_page_is_read_in_rank_order() -> None:
     x = C[:14] + J[:6]
     page = [
-        _listing(C, 0, "topic-page", "page", 2),
-        _listing(A, 1, "topic-page", "page", 1),
-        _listing(B, 2, "topic-page", "page", 3),
+        order_point(_listing(C, 0, "topic-page", "page", 2)),
+        order_point(_listing(A, 1, "topic-page", "page", 1)),
+        order_point(_listing(B, 2, "topic-page", "page", 3)),
     ]
     assert _pairs(topic_edges(page + _entries(A, x, B))) == [(min(x, C), max(x, C), 70.0)]
 
@@ -238,8 +245,8 @@ def test_union_find_follows_chains_to_the_smallest_root() -> None:
 def test_the_page_is_read_in_rank_order_from_zero() -> None:
     x = C[:14] + J[:6]
     page = [
-        _listing(C, 0, "topic-page", "page", 1),
-        _listing(A, 1, "topic-page", "page", 0),
-        _listing(B, 2, "topic-page", "page", 2),
+        order_point(_listing(C, 0, "topic-page", "page", 1)),
+        order_point(_listing(A, 1, "topic-page", "page", 0)),
+        order_point(_listing(B, 2, "topic-page", "page", 2)),
     ]
     assert _pairs(topic_edges(page + _entries(A, x, B))) == [(min(x, C), max(x, C), 70.0)]

@@ -132,6 +132,10 @@ def _group_one(group: tuple[Hashable, list[Any]]) -> list[Any]:
     return list(step.fn(group[0], group[1], ctx))
 
 
+#: Garbage-collection thresholds while a run's records are alive (see few_collections).
+RARE_COLLECTIONS = (100_000, 50, 100)
+
+
 @contextmanager
 def few_collections() -> Iterator[None]:
     """Collect garbage cycles rarely: a run builds millions of long-lived objects and makes
@@ -139,7 +143,7 @@ def few_collections() -> Iterator[None]:
     Leave it only once the run's records are gone: the default thresholds, back while a
     million objects are alive, start a full collection over all of them (0.5 s at 100 MB)."""
     old = gc.get_threshold()
-    gc.set_threshold(100_000, 50, 100)
+    gc.set_threshold(*RARE_COLLECTIONS)
     try:
         yield
     finally:

@@ -9,7 +9,7 @@ from ..extract.pages import extract_page
 from ..normalize.language import language_of
 from ..records.internal import Listing, PageResult
 from ..records.output import RunOutput
-from ..transform.align import topic_edges
+from ..transform.align import OrderPoint, order_point, topic_edges
 from ..transform.components import Components, label_components
 from ..transform.identity import Claim, Ids, assign, claims
 from ..transform.merge import Component, resolve_component
@@ -59,12 +59,12 @@ def near_pairs(band: bytes, keys: list[str], ctx: Context) -> list[Edge]:
     return bucket_edges(keys)
 
 
-def by_topic(x: Listing, ctx: Context) -> list[tuple[str, Listing]]:
-    return [] if x.topic_key is None else [(x.topic_key, x)]
+def by_topic(x: Listing, ctx: Context) -> list[tuple[str, OrderPoint]]:
+    return [] if x.topic_key is None else [(x.topic_key, order_point(x))]
 
 
-def order_pairs(slug: str, listings: list[Listing], ctx: Context) -> list[Edge]:
-    return topic_edges(listings)
+def order_pairs(slug: str, points: list[OrderPoint], ctx: Context) -> list[Edge]:
+    return topic_edges(points)
 
 
 def edges(found: list[Edge], ctx: Context) -> list[Edge]:

@@ -13,6 +13,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from operator import itemgetter
+from typing import NamedTuple
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -43,14 +44,38 @@ SCAN_LIMIT = 20_000
 CHUNK_CHARS = 500_000
 
 
-def order_edges(page: list[Listing], entries: list[Listing]) -> list[Edge]:
+class OrderPoint(NamedTuple):
+    """What alignment reads of a listing: a run groups one per topic listing by topic,
+    and the Dask engine ships them between workers (a whole listing weighs five times
+    as much)."""
+
+    format: str
+    sha256: str
+    file: str
+    rank: int | None
+    at: int  # the listing's index: (file, at) identifies it
+    ordinal: int
+    key: str
+
+    @property
+    def lid(self) -> tuple[str, int]:
+        return (self.file, self.at)
+
+
+def order_point(x: Listing) -> OrderPoint:
+    """The listing's :class:`OrderPoint`."""
+    p = x.prov
+    return OrderPoint(p.format, p.sha256, p.file, x.rank, x.index, x.ordinal, summary_key(x))
+
+
+def order_edges(page: list[OrderPoint], entries: list[OrderPoint]) -> list[Edge]:
     """Order edges between one topic's page listings (rank order) and one list's entries.
 
     Linear in the entries: the matched neighbours come from a running maximum and a suffix
     minimum, and an entry is compared with at most ``2 * WINDOW + 1`` listings.
     """
-    pkeys = [summary_key(x) for x in page]
-    ekeys = [summary_key(x) for x in entries]
+    pkeys = [x.key for x in page]
+    ekeys = [x.key for x in entries]
     exact = {k: p for p, k in reversed(list(enumerate(pkeys)))}
     near = near_matches(pkeys, [k for k in dict.fromkeys(ekeys) if k not in exact])
     matched = [exact[k] if k in exact else near[k] for k in ekeys]
@@ -203,15 +228,15 @@ def _best(key: str, window: list[tuple[int, str]]) -> tuple[int, float] | None:
     return window[top][0], best
 
 
-def topic_edges(listings: Iterable[Listing]) -> list[Edge]:
+def topic_edges(points: Iterable[OrderPoint]) -> list[Edge]:
     """Order edges of one topic: its page listings against each of its topic-lists."""
-    page: list[Listing] = []
-    lists: dict[str, list[Listing]] = {}
-    for x in listings:
-        if x.prov.format == Format.TOPIC_PAGE.value:
+    page: list[OrderPoint] = []
+    lists: dict[str, list[OrderPoint]] = {}
+    for x in points:
+        if x.format == Format.TOPIC_PAGE.value:
             page.append(x)
-        elif x.prov.format == Format.TOPIC_LIST.value:
-            lists.setdefault(x.prov.sha256 + x.prov.file, []).append(x)
+        elif x.format == Format.TOPIC_LIST.value:
+            lists.setdefault(x.sha256 + x.file, []).append(x)
     if not page:
         return []
     page.sort(key=lambda x: (x.rank or 0, x.lid))
