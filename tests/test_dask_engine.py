@@ -155,3 +155,24 @@ def test_workers_collect_garbage_rarely_while_a_run_lasts(cluster: Any) -> None:
         with _rare_collections(client):
             assert set(client.run(gc.get_threshold).values()) == {RARE_COLLECTIONS}
         assert client.run(gc.get_threshold) == before
+
+
+def test_a_relative_input_path_is_read_by_workers_elsewhere(tmp_path: Path, cluster: Any) -> None:
+    """Workers of a scheduler run in a folder of their own: an input path given relative
+    to where ``ingest run`` was started must still name the same files there."""
+    shutil.copytree(SEEDS, tmp_path / "dumps")
+    assert not (Path.cwd() / "dumps").exists()  # the workers' folder: no such path there
+    proc = run_subprocess(
+        "run",
+        "dumps",
+        "--out",
+        "o",
+        "--engine",
+        "dask",
+        "--scheduler",
+        cluster.scheduler_address,
+        "--strict",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "o" / "rejects.jsonl").read_text("utf-8")

@@ -52,11 +52,12 @@ def collect_inputs(paths: list[str]) -> list[InputFile]:
     A path given on the command line that does not exist or cannot be listed raises
     ``UsageError``; so do two different files that would get the same name in the records
     (``a/x.txt`` and ``b/x.txt`` given as ``a b``). The same file reached twice is read once.
+    Paths are made absolute: the workers of a Dask scheduler run in folders of their own.
     """
     found: dict[str, InputFile] = {}
     real_of: dict[str, str] = {}
     for raw in paths:
-        p = Path(raw)
+        p = Path(raw).absolute()
         try:
             st = p.stat()
         except (OSError, RuntimeError) as e:
