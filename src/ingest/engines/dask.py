@@ -23,7 +23,7 @@ from xxhash import xxh64_intdigest
 
 from ..errors import UsageError
 from ..records.output import RunOutput
-from ..steps import Context, Step, run_steps
+from ..steps import Context, Step, formed_groups, run_steps
 
 
 def client_for(scheduler: str | None, workers: int) -> Any:
@@ -64,8 +64,8 @@ class DaskEngine:
         """A step that reads a small view of each record and gathers its output: the pairs
         are made on the workers and grouped on the driver (the summary keys of a 100 MB
         crawl and their bands are 11 MB; shuffling them cost more than the step's work)."""
-        pairs = _pairs(bag, step, self._task(step, ctx))
-        return _groups_of([_gathered(pairs)], (step, ctx))
+        pairs = _gathered(_pairs(bag, step, self._task(step, ctx)))
+        return _grouped([pairs], step, ctx)
 
     def _keep(self, bag: Any, step: Step) -> Any:
         """A collection later steps read is persisted on the workers, and waited for: the
@@ -178,17 +178,17 @@ def _cut(pairs: Iterable[tuple[Hashable, Any]], width: int) -> list[bytes]:
     return [pickle.dumps(piece, protocol=pickle.HIGHEST_PROTOCOL) for piece in pieces]
 
 
-def _groups_of(pieces: list[bytes] | list[list[Any]], task: tuple[Step, Context]) -> list[Any]:
-    """One output partition: the pairs of its pieces (pickled, or already on the driver)
-    grouped by key, each group given to the step's function, in key order (groups smaller
-    than the step's minimum are not formed)."""
-    step, ctx = task
-    groups: dict[Any, list[Any]] = {}
-    for piece in pieces:
-        for key, value in pickle.loads(piece) if isinstance(piece, bytes) else piece:
-            groups.setdefault(key, []).append(value)
-    ordered = sorted(g for g in groups.items() if len(g[1]) >= step.min_group)
-    return [out for key, values in ordered for out in step.fn(key, values, ctx)]
+def _groups_of(pieces: list[bytes], task: tuple[Step, Context]) -> list[Any]:
+    """One output partition: the pairs of its (pickled) pieces, grouped and given to the
+    step's function."""
+    return _grouped((pickle.loads(piece) for piece in pieces), *task)
+
+
+def _grouped(batches: Iterable[list[Any]], step: Step, ctx: Context) -> list[Any]:
+    """The groups of the pairs in ``batches``, each given to the step's function, in key
+    order (groups smaller than the step's minimum are not formed)."""
+    groups = formed_groups(batches, step.min_group)
+    return [out for key, values in groups for out in step.fn(key, values, ctx)]
 
 
 def run_dask(

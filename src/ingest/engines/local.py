@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from ..records.output import RunOutput
-from ..steps import Context, Step, run_steps
+from ..steps import Context, Step, formed_groups, run_steps
 from .pool import pmap
 
 T = TypeVar("T")
@@ -47,12 +47,9 @@ class LocalEngine:
         return out
 
     def group(self, records: list[Any], step: Step, ctx: Context) -> list[Any]:
-        groups: dict[Any, list[Any]] = {}
         with _step_done():
-            for pairs in self._pairs(_views(records, step), step, ctx):
-                for key, value in pairs:
-                    groups.setdefault(key, []).append(value)
-            ordered = sorted(g for g in groups.items() if len(g[1]) >= step.min_group)
+            pairs = self._pairs(_views(records, step), step, ctx)
+            ordered = formed_groups(pairs, step.min_group)
             pooled = self._run if step.pool_groups else self._here
             return [out for found in pooled(_group_one, ordered, step, ctx) for out in found]
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..normalize.language import warm as warm_languages
 from ..transform.topics import topics_of
-from .context import Context, Engine, Step
+from .context import Context, Engine, Step, formed_groups
 from .functions import (
     as_dict,
     by_band,
@@ -57,7 +57,7 @@ from .functions import (
     with_slugs,
 )
 
-__all__ = ["STEPS", "Context", "Engine", "Step", "run_steps"]
+__all__ = ["STEPS", "Context", "Engine", "Step", "formed_groups", "run_steps"]
 
 STEPS: tuple[Step, ...] = (
     Step("parse", "map", "inputs", "pages", parse, pool=True, progress=True),

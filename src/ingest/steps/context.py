@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -96,6 +96,19 @@ class _Withheld:
 
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(Context))
+
+
+def formed_groups(
+    batches: Iterable[Iterable[tuple[Hashable, Any]]], min_group: int = 1
+) -> list[tuple[Any, list[Any]]]:
+    """A group step's (key, value) pairs, given in batches, as its groups: (key, values)
+    in key order, the values in the order given; groups smaller than ``min_group`` are not
+    formed. What every engine does with the pairs once they are where it groups them."""
+    groups: dict[Any, list[Any]] = {}
+    for pairs in batches:
+        for key, value in pairs:
+            groups.setdefault(key, []).append(value)
+    return sorted(g for g in groups.items() if len(g[1]) >= min_group)
 
 
 class Engine(Protocol):
