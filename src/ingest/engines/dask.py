@@ -13,7 +13,6 @@ Needs the optional extra: ``pip install 'ingest[dask]'``.
 
 from __future__ import annotations
 
-import gc
 import pickle
 from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
@@ -24,6 +23,7 @@ from xxhash import xxh64_intdigest
 from ..errors import UsageError
 from ..records.output import RunOutput
 from ..steps import Context, Step, formed_groups, run_steps
+from .local import RARE_COLLECTIONS, set_gc_threshold
 
 
 def client_for(scheduler: str | None, workers: int) -> Any:
@@ -213,18 +213,9 @@ def _rare_collections(client: Any) -> Iterator[None]:
     """The workers collect garbage cycles as rarely as the local run does while the run
     lasts (with the default thresholds they rescan every record they hold, again and
     again: records alone took 2.15 s instead of 1.11 at 25 MB)."""
-    from .local import RARE_COLLECTIONS
-
-    old = client.run(_set_gc_threshold, RARE_COLLECTIONS)
+    old = client.run(set_gc_threshold, RARE_COLLECTIONS)
     try:
         yield
     finally:
         for address, thresholds in old.items():
-            client.run(_set_gc_threshold, thresholds, workers=[address])
-
-
-def _set_gc_threshold(thresholds: tuple[int, int, int]) -> tuple[int, int, int]:
-    """Set this process's garbage-collection thresholds; the old ones are returned."""
-    old = gc.get_threshold()
-    gc.set_threshold(*thresholds)
-    return old
+            client.run(set_gc_threshold, thresholds, workers=[address])

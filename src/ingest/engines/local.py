@@ -139,12 +139,18 @@ def few_collections() -> Iterator[None]:
     few cycles, so the default thresholds spend a quarter of the resolve time scanning.
     Leave it only once the run's records are gone: the default thresholds, back while a
     million objects are alive, start a full collection over all of them (0.5 s at 100 MB)."""
-    old = gc.get_threshold()
-    gc.set_threshold(*RARE_COLLECTIONS)
+    old = set_gc_threshold(RARE_COLLECTIONS)
     try:
         yield
     finally:
-        gc.set_threshold(*old)
+        set_gc_threshold(old)
+
+
+def set_gc_threshold(thresholds: tuple[int, int, int]) -> tuple[int, int, int]:
+    """Set this process's garbage-collection thresholds; the old ones are returned."""
+    old = gc.get_threshold()
+    gc.set_threshold(*thresholds)
+    return old
 
 
 def run(
