@@ -7,6 +7,7 @@ test_identity_rules.py and tests/test_eval.py show the same rules on whole pages
 from __future__ import annotations
 
 import hashlib
+import struct
 
 from ingest.records.internal import Listing, Provenance
 from ingest.transform.align import (
@@ -18,6 +19,7 @@ from ingest.transform.align import (
     topic_edges,
 )
 from ingest.transform.components import UnionFind, best_edges, settle
+from ingest.transform.minhash import signatures
 from ingest.transform.near import MAX_BUCKET, bands, bucket_edges, verify
 from ingest.transform.topics import derived_slug
 from ingest.transform.units import Edge, Unit, edge, edge_order, summary_key
@@ -147,15 +149,22 @@ def test_band_bucket_limits() -> None:
 
 def test_band_signatures_are_pinned() -> None:
     """The LSH signatures are part of the data's identity (the Dask shuffles group by them);
-    their recipe (seed, permutations, hash, 3-grams, band digest) must not drift."""
+    their recipe (seed, permutations, hash, 3-grams, band layout) must not drift."""
     for key, digest in [
-        ("第一篇文章的摘要介绍一个用于测试的资源", "ddf5a6a8e686f829"),
-        ("短文", "35324d801c2b7465"),
-        ("abc", "444f04b868031888"),
+        ("第一篇文章的摘要介绍一个用于测试的资源", "ea3a9dd71e391bd4"),
+        ("短文", "d04156083d0b459b"),
+        ("abc", "4f6a49b04c13f6d7"),
     ]:
         signature = bands(key)
-        assert len(signature) == 21 and all(len(b) == 8 for b in signature)
+        assert len(signature) == 21 and all(len(b) == 16 for b in signature)
         assert hashlib.blake2b(b"".join(signature), digest_size=8).hexdigest() == digest, key
+
+
+def test_a_band_is_its_number_and_its_rows_of_the_minhash() -> None:
+    key = "第一篇文章的摘要介绍一个用于测试的资源"
+    rows = signatures([key], 63)[0].tolist()
+    for n, band in enumerate(bands(key)):
+        assert list(struct.unpack("<4I", band)) == [n, *rows[3 * n : 3 * n + 3]]
 
 
 def test_derived_slugs_are_pinned() -> None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from rapidfuzz import fuzz
 from xxhash import xxh32_intdigest
 
-from ingest.transform.minhash import gram_rows, permutations, signatures, xxh32_rows
+from ingest.transform.minhash import gram_hashes, permutations, signatures, xxh32_at
 from ingest.transform.near import NEAR_DUP_RATIO, verify
 
 #: 1-, 2-, 3- and 4-byte UTF-8 characters, as summary keys hold them (letters and digits).
@@ -39,9 +39,31 @@ def test_signatures_equal_datasketch(keys: list[str]) -> None:
 
 def test_xxh32_of_every_gram_length() -> None:
     grams = ["", "a", "ab", "abc", "中", "中文", "中文字", "a中b", "𠀀xy", "𠀀𠀁𠀂", "éß中"]
-    rows, lengths, owner = gram_rows(grams)
+    hashes, owner = gram_hashes(grams)
     assert owner.tolist() == list(range(len(grams)))  # each is shorter than 4: one gram
-    assert xxh32_rows(rows, lengths).tolist() == [xxh32_intdigest(g.encode()) for g in grams]
+    assert hashes.tolist() == [xxh32_intdigest(g.encode()) for g in grams]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=40), st.data())
+def test_xxh32_at_any_offset_and_length(data: bytes, draw: st.DataObject) -> None:
+    """Every length a gram can have (0 to 12 bytes; 15 is the most the word loop allows),
+    starting anywhere, the pad bytes past the end never read into a hash."""
+    spans = draw.draw(
+        st.lists(st.tuples(st.integers(0, len(data)), st.integers(0, 15)), min_size=1)
+    )
+    spans = [(s, min(n, len(data) - s)) for s, n in spans]
+    padded = np.frombuffer(data + bytes(12), dtype=np.uint8)
+    start = np.array([s for s, _ in spans], dtype=np.int64)
+    lengths = np.array([n for _, n in spans], dtype=np.int64)
+    got = xxh32_at(padded, start, lengths).tolist()
+    assert got == [xxh32_intdigest(data[s : s + n]) for s, n in spans]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(alphabet="abc xyz019", max_size=30), min_size=1, max_size=12))
+def test_signatures_of_plain_ascii_keys_equal_datasketch(keys: list[str]) -> None:
+    assert signatures(keys, 63).tolist() == [reference(k) for k in keys]
 
 
 def test_permutations_are_datasketchs() -> None:

@@ -46,8 +46,8 @@ def signatures(keys: Sequence[str], num_perm: int, seed: int = 1) -> Any:
     if not keys:
         return np.empty((0, num_perm), dtype=_U32)
     a, b = permutations(num_perm, seed)
-    rows, lengths, owner = gram_rows(keys)
-    hv = _fmix32(xxh32_rows(rows, lengths))
+    hashes, owner = gram_hashes(keys)
+    hv = _fmix32(hashes)
     starts = np.flatnonzero(np.diff(owner, prepend=-1))
     out = np.empty((len(keys), num_perm), dtype=_U32)
     v = np.empty_like(hv)
@@ -59,10 +59,11 @@ def signatures(keys: Sequence[str], num_perm: int, seed: int = 1) -> Any:
     return out
 
 
-def gram_rows(keys: Sequence[str]) -> tuple[Any, Any, Any]:
-    """The UTF-8 bytes of every 3-gram of every key as a zero-padded ``(n, 12)`` matrix,
-    their lengths, and the index of the key each belongs to: gathered from the keys' UTF-8
-    bytes by offsets computed from their code points, with no Python work per 3-gram."""
+def gram_hashes(keys: Sequence[str]) -> tuple[Any, Any]:
+    """xxHash32 (seed 0) of the UTF-8 bytes of every 3-gram of every key, and the index of
+    the key each belongs to, with no Python work per 3-gram: each gram is a byte offset
+    and length in the keys' UTF-8 bytes (from their code points' widths), and xxHash32 reads
+    it as little-endian words (a gram is at most 12 bytes) and then single tail bytes."""
     text = "".join(keys)
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
     width = np.where(
@@ -76,9 +77,7 @@ def gram_rows(keys: Sequence[str]) -> tuple[Any, Any, Any]:
     first = np.repeat(np.cumsum(sizes) - sizes, grams) + _within(grams)
     last = first + np.minimum(np.repeat(sizes, grams), 3)
     start, lengths = offset[first], offset[last] - offset[first]
-    rows = data[start[:, None] + np.arange(_WIDTH)]
-    rows[np.arange(_WIDTH)[None, :] >= lengths[:, None]] = 0
-    return rows, lengths, owner
+    return xxh32_at(data, start, lengths), owner
 
 
 def _within(counts: Any) -> Any:
@@ -91,21 +90,23 @@ def _rotl(x: Any, r: int) -> Any:
     return (x << _U32(r)) | (x >> _U32(32 - r))
 
 
-def xxh32_rows(rows: Any, lengths: Any) -> Any:
-    """xxHash32 (seed 0) of each row's first ``lengths[i]`` bytes (every row < 16 bytes)."""
+def xxh32_at(data: Any, start: Any, lengths: Any) -> Any:
+    """xxHash32 (seed 0) of ``data[start[i] : start[i] + lengths[i]]`` for each i (every
+    length < 16 bytes; ``data``, uint8, padded with 12 zero bytes past the last one)."""
+    wide = data.astype(_U32)
+    # the little-endian 32-bit word at every byte offset
+    words = wide[:-3] | (wide[1:-2] << _U32(8)) | (wide[2:-1] << _U32(16)) | (wide[3:] << _U32(24))
     with np.errstate(over="ignore"):
-        h = (lengths.astype(_U32) + _U32(_P5)).astype(_U32)
-        words = rows.view("<u4").reshape(len(rows), _WIDTH // 4)
+        h = lengths.astype(_U32) + _U32(_P5)
         for w in range(_WIDTH // 4):
             take = lengths >= 4 * (w + 1)
-            step = _rotl(h + words[:, w] * _U32(_P3), 17) * _U32(_P4)
+            step = _rotl(h + words[start + 4 * w] * _U32(_P3), 17) * _U32(_P4)
             h = np.where(take, step, h)
         tail = lengths % 4
-        base = lengths - tail
+        at = start + lengths - tail
         for r in range(3):
             take = tail > r
-            byte = rows[np.arange(len(rows)), np.minimum(base + r, _WIDTH - 1)].astype(_U32)
-            step = _rotl(h + byte * _U32(_P5), 11) * _U32(_P1)
+            step = _rotl(h + wide[at + r] * _U32(_P5), 11) * _U32(_P1)
             h = np.where(take, step, h)
         h ^= h >> _U32(15)
         h *= _U32(_P2)
