@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..records.output import PAGE, Content, RunOutput, jsonl
+from ..records.output import PAGE, Content, RunOutput, json_bytes, jsonl
 from .page import page_pieces
 
 
@@ -22,7 +22,7 @@ def render(out: RunOutput) -> dict[str, Content]:
         "rejects.jsonl": partial(jsonl, out.rejects),
         "changes.jsonl": partial(jsonl, out.changes),
         PAGE: partial(page_pieces, out),
-        "report.json": out.report.model_dump_json(indent=2).encode() + b"\n",
+        "report.json": json_bytes(out.report, indent=2) + b"\n",
     }
 
 

@@ -282,7 +282,14 @@ Content = bytes | Callable[[], Iterable[bytes]]
 
 def jsonl(records: Sequence[_Out]) -> Iterator[bytes]:
     """A JSON Lines file of ``records``, a line at a time (a :data:`Content` with partial)."""
-    return (r.model_dump_json().encode() + b"\n" for r in records)
+    return (json_bytes(r) + b"\n" for r in records)
+
+
+def json_bytes(record: BaseModel, indent: int | None = None) -> bytes:
+    """``record.model_dump_json(indent=indent).encode()``, without the round trip through
+    ``str``: the serializer makes UTF-8 bytes, which ``model_dump_json`` decodes and a
+    writer would encode again (0.4 s of the 0.7 s items.jsonl took at 100 MB)."""
+    return record.__pydantic_serializer__.to_json(record, indent=indent)
 
 
 @dataclass(slots=True)
