@@ -8,6 +8,7 @@ bytes are those the templates produced (the golden page and a large run were com
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 from markupsafe import Markup
 
@@ -50,10 +51,14 @@ def topic_rows(rows: Iterable[ItemRow], cells: Mapping[str, str]) -> Markup:
 
 def _row(r: ItemRow, cells: str) -> str:
     anchor = f' id="item-{escape(r.item.id)}"' if r.anchor else ""
-    level = escape(r.level or "none")
-    shown = escape(r.level or r.level_label or "—")
-    rank = escape(r.rank or "—")
-    return f'<tr{anchor}><td>{rank}</td><td class="lv-{level}">{shown}</td>{cells}</tr>\n'
+    return f"<tr{anchor}>{_place_cells(r.rank, r.level, r.level_label)}{cells}</tr>\n"
+
+
+@lru_cache(maxsize=4096)  # pure; ranks and levels repeat across a hundred thousand rows
+def _place_cells(rank: int | None, level: str | None, level_label: str | None) -> str:
+    """A row's rank and level cells."""
+    shown = escape(level or level_label or "—")
+    return f'<td>{escape(rank or "—")}</td><td class="lv-{escape(level or "none")}">{shown}</td>'
 
 
 def decisions(found: Iterable[Decision], titles: Mapping[str, str]) -> Markup:

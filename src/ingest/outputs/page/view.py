@@ -10,7 +10,15 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ...records.output import Change, FileReport, Item, RunOutput, Topic, TopicCheck
+from ...records.output import (
+    Change,
+    FileReport,
+    Item,
+    ItemTopic,
+    RunOutput,
+    Topic,
+    TopicCheck,
+)
 
 #: Levels in the order the page shows them; ``None`` (a list-only entry) last.
 LEVELS: tuple[str | None, ...] = ("beginner", "intermediate", "advanced", None)
@@ -80,7 +88,8 @@ def build_view(run: RunOutput) -> View:
     items = {i.id: i for i in run.items}
     checks = {c.slug: c for c in run.report.consistency}
     seen: set[str] = set()
-    topics = [topic_view(t, items, checks.get(t.slug), seen) for t in run.topics]
+    places = places_of(run.items)
+    topics = [topic_view(t, items, places, checks.get(t.slug), seen) for t in run.topics]
     files = run.report.files
     return View(
         run=run,
@@ -100,25 +109,38 @@ def build_view(run: RunOutput) -> View:
 
 
 def topic_view(
-    topic: Topic, items: dict[str, Item], check: TopicCheck | None, seen: set[str]
+    topic: Topic,
+    items: dict[str, Item],
+    places: Places,
+    check: TopicCheck | None,
+    seen: set[str],
 ) -> TopicView:
     """A topic's items in the topic's own order (rank order, list-only entries last); an
     item not in ``seen`` yet gets its anchor here and is added to it."""
     rows = []
     for item_id in topic.items:
         if item_id in items:
-            rows.append(item_row(topic.slug, items[item_id], anchor=item_id not in seen))
+            rows.append(_row(places.get((topic.slug, item_id)), items[item_id], item_id in seen))
             seen.add(item_id)
     counts = Counter(r.level for r in rows)
     return TopicView(topic, check, rows, [(lv, counts[lv]) for lv in LEVELS if counts[lv]])
 
 
-def item_row(slug: str, item: Item, *, anchor: bool) -> ItemRow:
-    """``item`` as one row of topic ``slug``."""
-    for t in item.topics:
-        if t.slug == slug:
-            return ItemRow(t.rank, t.level, t.level_label, item, anchor)
-    return ItemRow(None, None, None, item, anchor)
+def _row(t: ItemTopic | None, item: Item, seen: bool) -> ItemRow:
+    if t is None:
+        return ItemRow(None, None, None, item, not seen)
+    return ItemRow(t.rank, t.level, t.level_label, item, not seen)
+
+
+#: Each item's place on each of its topics: (slug, item id) → the item's ``ItemTopic``.
+Places = dict[tuple[str, str], ItemTopic]
+
+
+def places_of(items: Iterable[Item]) -> Places:
+    """Where each item stands on each topic it is on (an item has one place a topic).
+    Looked up by key: an item is on eight topics on average, and searching its list of
+    places for each of them cost a quarter of the page's view at 100 MB."""
+    return {(t.slug, i.id): t for i in items for t in i.topics}
 
 
 def troubled(f: FileReport) -> bool:
