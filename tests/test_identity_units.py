@@ -20,7 +20,7 @@ from ingest.transform.align import (
 )
 from ingest.transform.components import UnionFind, best_edges, settle
 from ingest.transform.minhash import signatures
-from ingest.transform.near import MAX_BUCKET, bands, bucket_edges, verify
+from ingest.transform.near import bands, verify
 from ingest.transform.topics import derived_slug
 from ingest.transform.units import Edge, Unit, edge, edge_order, summary_key
 
@@ -136,15 +136,6 @@ def test_verify_confirms_only_near_duplicates() -> None:
     assert verify(A, A[:18] + J[:2]) == 90.0
     assert verify(A, A[:17] + J[:3]) is None  # 85
     assert verify(A, C) is None
-
-
-def test_band_bucket_limits() -> None:
-    near = A[:19] + J[:1]
-    filler = [_key() for _ in range(MAX_BUCKET - 2)]
-    assert _pairs(bucket_edges([near, A, *filler])) == [(min(A, near), max(A, near), 95.0)]
-    assert bucket_edges([near, A, *filler, C]) == []  # over the cap: templated text
-    assert bucket_edges([A]) == []
-    assert _pairs(bucket_edges([C, A, near])) == [(min(A, near), max(A, near), 95.0)]
 
 
 def test_band_signatures_are_pinned() -> None:

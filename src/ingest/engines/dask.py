@@ -89,7 +89,10 @@ class DaskEngine:
         return _gathered(collection)
 
     def map(self, bag: Any, step: Step, ctx: Context) -> Any:
-        return self._keep(bag.map(_map_one, self._task(step, ctx)).flatten(), step)
+        task = self._task(step, ctx)
+        if step.batched:
+            return self._keep(bag.map_partitions(_map_partition, task), step)
+        return self._keep(bag.map(_map_one, task).flatten(), step)
 
     def group(self, bag: Any, step: Step, ctx: Context) -> Any:
         """The step's pairs, each input partition cut into one piece per output partition
@@ -147,6 +150,12 @@ def _view(record: Any, step: Step) -> Any:
 def _map_one(record: Any, task: tuple[Step, Context]) -> list[Any]:
     step, ctx = task
     return list(step.fn(_view(record, step), ctx))
+
+
+def _map_partition(records: Iterable[Any], task: tuple[Step, Context]) -> list[Any]:
+    """A batched step's outputs of one whole partition, computed together."""
+    step, ctx = task
+    return list(step.fn([_view(r, step) for r in records], ctx))
 
 
 def _pairs_of(record: Any, task: tuple[Step, Context]) -> list[tuple[Hashable, Any]]:

@@ -19,7 +19,7 @@ from .pool import pmap
 T = TypeVar("T")
 R = TypeVar("R")
 Progress = Callable[[Any], None]
-#: Views a batched step's pairs function receives at once.
+#: Views a batched step's function (map) or pairs function (group) receives at once.
 BATCH = 256
 
 
@@ -39,8 +39,9 @@ class LocalEngine:
     def map(self, records: list[Any], step: Step, ctx: Context) -> list[Any]:
         views = _views(records, step)
         out: list[Any] = []
+        func, items = (_map_batch, _batches(views)) if step.batched else (_map_one, views)
         with _step_done():
-            for produced in self._run(_map_one, views, step, ctx):
+            for produced in self._run(func, items, step, ctx):
                 if step.progress and self.progress is not None:
                     self.progress(produced)
                 out.extend(produced)
@@ -57,7 +58,7 @@ class LocalEngine:
         """Each view's (key, value) pairs; a batched step's in batches of views."""
         if not step.batched:
             return self._run(_pairs_of, views, step, ctx)
-        batches = [views[i : i + BATCH] for i in range(0, len(views), BATCH)]
+        batches = _batches(views)
         return (p for per in self._run(_pairs_of_batch, batches, step, ctx) for p in per)
 
     def _here(
@@ -79,6 +80,10 @@ class LocalEngine:
 
 def _views(records: list[Any], step: Step) -> list[Any]:
     return records if step.view is None else [step.view(r) for r in records]
+
+
+def _batches(views: list[Any]) -> list[list[Any]]:
+    return [views[i : i + BATCH] for i in range(0, len(views), BATCH)]
 
 
 #: The step a worker runs and its context: set once per process (fork passes it for free).
@@ -110,6 +115,11 @@ def _task() -> tuple[Step, Context]:
 def _map_one(record: Any) -> list[Any]:
     step, ctx = _task()
     return list(step.fn(record, ctx))
+
+
+def _map_batch(views: list[Any]) -> list[Any]:
+    step, ctx = _task()
+    return list(step.fn(views, ctx))
 
 
 def _pairs_of(record: Any) -> list[tuple[Hashable, Any]]:

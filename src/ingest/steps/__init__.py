@@ -3,7 +3,8 @@
 A run is a per-file map, then key → group → resolve across files. Every step reads one
 collection and is one of three kinds:
 
-- ``map``: ``fn(view(record), ctx)`` → output records, for every record read;
+- ``map``: ``fn(view(record), ctx)`` → output records, for every record read (a
+  ``batched`` step's ``fn`` takes a list of views and gives the outputs of them all);
 - ``group``: ``pairs(view(record), ctx)`` → (key, value) pairs; the values that share a key
   form a group, and ``fn(key, values, ctx)`` → output records, for every group (a
   ``batched`` step's ``pairs`` takes a list of views and gives the pairs of each, so that
@@ -30,7 +31,6 @@ from ..transform.topics import topics_of
 from .context import Context, Engine, Step, formed_groups
 from .functions import (
     as_dict,
-    by_band,
     by_component,
     by_summary,
     by_title,
@@ -40,7 +40,7 @@ from .functions import (
     identity_claims,
     item_titles,
     language,
-    near_pairs,
+    near,
     order_pairs,
     output,
     page_facts,
@@ -51,6 +51,7 @@ from .functions import (
     related,
     resolve,
     routes,
+    signatures_of,
     unit,
     unit_key,
     with_known,
@@ -67,16 +68,13 @@ STEPS: tuple[Step, ...] = (
     Step("exact units", "group", "listings", "units", unit, pairs=by_summary),
     Step(
         "near-duplicates",
-        "group",
+        "map",
         "units",
         "near",
-        near_pairs,
-        pairs=by_band,
+        signatures_of,
         view=unit_key,
-        gather=edges,
+        gather=near,  # the bands are grouped where they are all gathered, as arrays
         pool=True,
-        pool_groups=False,  # checking a bucket's pairs costs less than shipping the bucket
-        min_group=2,  # a band shared by no other key holds no pair
         batched=True,
     ),
     Step("order", "group", "listings", "order", order_pairs, pairs=by_topic, gather=edges),

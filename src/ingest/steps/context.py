@@ -75,7 +75,8 @@ class Step:
     warm: Callable[[], None] | None = None  # loads what workers need, before they fork
     min_group: int = 1  # smaller groups give nothing and are never formed
     needs: tuple[str, ...] = ()  # the context fields its functions read on a worker
-    batched: bool = False  # pairs(views, ctx) → one list of pairs per view
+    batched: bool = False  # a list of views at once: map fn(views, ctx) → outputs;
+    # group pairs(views, ctx) → one list of pairs per view
     progress: bool = False  # the engine reports each record this step finishes
 
 

@@ -13,7 +13,7 @@ from ..transform.align import OrderPoint, order_point, topic_edges
 from ..transform.components import Components, label_components
 from ..transform.identity import Claim, Ids, assign, claims
 from ..transform.merge import Component, resolve_component
-from ..transform.near import bands_many, bucket_edges
+from ..transform.near import Signed, near_edges, signed
 from ..transform.records import Finished, Lid, finish, related_lids
 from ..transform.report import assemble
 from ..transform.topics import Routes, page_identity
@@ -51,12 +51,12 @@ def unit_key(u: Unit) -> str:
     return u.key
 
 
-def by_band(keys: list[str], ctx: Context) -> list[list[tuple[bytes, str]]]:
-    return [[(band, key) for band in sig] for key, sig in zip(keys, bands_many(keys), strict=True)]
+def signatures_of(keys: list[str], ctx: Context) -> list[Signed]:
+    return [signed(keys)]
 
 
-def near_pairs(band: bytes, keys: list[str], ctx: Context) -> list[Edge]:
-    return bucket_edges(keys)
+def near(found: list[Signed], ctx: Context) -> list[Edge]:
+    return near_edges(found)
 
 
 def by_topic(x: Listing, ctx: Context) -> list[tuple[str, OrderPoint]]:

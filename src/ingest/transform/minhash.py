@@ -74,13 +74,13 @@ def gram_hashes(keys: Sequence[str]) -> tuple[Any, Any]:
     sizes = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
     grams = np.maximum(sizes - 2, 1)
     owner = np.repeat(np.arange(len(keys)), grams)
-    first = np.repeat(np.cumsum(sizes) - sizes, grams) + _within(grams)
+    first = np.repeat(np.cumsum(sizes) - sizes, grams) + within(grams)
     last = first + np.minimum(np.repeat(sizes, grams), 3)
     start, lengths = offset[first], offset[last] - offset[first]
     return xxh32_at(data, start, lengths), owner
 
 
-def _within(counts: Any) -> Any:
+def within(counts: Any) -> Any:
     """0, 1, ..., n-1 for each n in ``counts``, concatenated."""
     total = int(counts.sum())
     return np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)

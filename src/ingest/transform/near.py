@@ -3,16 +3,23 @@
 MinHash over character 3-grams of each distinct summary key, cut into LSH bands; keys
 sharing a band are candidates, and a real similarity check (rapidfuzz) confirms them. No
 pair is compared unless a band brought it together (key → group by band → resolve).
+
+The signatures are made where the keys are (a pool, Dask workers), in batches; the bands
+are grouped where they are all gathered, as arrays (:func:`near_edges`). A pair that shares
+several bands is checked once, and a pair whose characters cannot reach the bar (a bound
+from their character counts, :func:`may_match`) is not checked at all: at 100 MB that is
+269,000 of the 277,000 candidate pairs, each a 240-character LCS.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from rapidfuzz import fuzz
 
-from .minhash import signatures
+from .minhash import signatures, within
 from .units import Edge, edge
 
 #: Confirmed near-duplicate: rapidfuzz ratio (0-100) of the two summary keys.
@@ -61,15 +68,99 @@ def verify(a: str, b: str) -> float | None:
     return float(score) if score else None
 
 
-def bucket_edges(keys: Sequence[str]) -> list[Edge]:
-    """Confirmed near-duplicate edges among the keys of one band bucket."""
-    if len(keys) < 2 or len(keys) > MAX_BUCKET:
-        return []
-    ks = sorted(set(keys))
+class Signed(NamedTuple):
+    """Summary keys and their MinHash signatures: ``rows[i]`` is ``keys[i]``'s."""
+
+    keys: list[str]
+    rows: Any  # (len(keys), BANDS * ROWS) uint32
+
+
+def signed(keys: Sequence[str]) -> Signed:
+    """The keys with their signatures, computed ``BATCH`` keys at a time."""
+    parts = [signatures(keys[i : i + BATCH], BANDS * ROWS) for i in range(0, len(keys), BATCH)]
+    rows = np.concatenate(parts) if parts else np.empty((0, BANDS * ROWS), dtype=np.uint32)
+    return Signed(list(keys), rows)
+
+
+def near_edges(parts: Iterable[Signed]) -> list[Edge]:
+    """Confirmed near-duplicate edges among the keys of ``parts``, in key order: every pair
+    of distinct keys that share a band bucket of at most ``MAX_BUCKET`` keys, checked once."""
+    keys, rows = _in_key_order(parts)
+    pairs = candidate_pairs(rows)
+    pairs = pairs[may_match(keys, pairs)]
     out = []
-    for i, a in enumerate(ks):
-        for b in ks[i + 1 :]:
-            score = verify(a, b)
-            if score is not None:
-                out.append(edge(score, a, b, "near"))
+    for i, j in pairs.tolist():
+        score = verify(keys[i], keys[j])
+        if score is not None:
+            out.append(edge(score, keys[i], keys[j], "near"))
     return out
+
+
+def _in_key_order(parts: Iterable[Signed]) -> tuple[list[str], Any]:
+    """Every distinct key once, sorted, with its signature (blind to the parts' order)."""
+    at: dict[str, Any] = {}
+    for part in parts:
+        for key, row in zip(part.keys, part.rows, strict=True):
+            at.setdefault(key, row)
+    keys = sorted(at)
+    rows = np.array([at[k] for k in keys], dtype=np.uint32).reshape(len(keys), BANDS * ROWS)
+    return keys, rows
+
+
+def candidate_pairs(rows: Any) -> Any:
+    """``(i, j)``, ``i < j``, for every two rows that share a band's values in a bucket of
+    at most ``MAX_BUCKET`` rows; each pair once, in order: an ``(m, 2)`` int64 array."""
+    n = max(len(rows), 1)
+    codes = np.concatenate(
+        [_band_pairs(rows[:, b * ROWS : (b + 1) * ROWS], n) for b in range(BANDS)]
+    )
+    codes.sort()
+    found = codes[np.concatenate(([True], codes[1:] != codes[:-1]))] if len(codes) else codes
+    return np.stack([found // n, found % n], axis=1)
+
+
+def _band_pairs(band: Any, n: int) -> Any:
+    """The pairs of one band, each coded as ``i * n + j``."""
+    values = np.ascontiguousarray(band).view(f"V{4 * ROWS}").ravel()
+    _, bucket, counts = np.unique(values, return_inverse=True, return_counts=True)
+    size = counts[bucket]
+    members = np.flatnonzero((size >= 2) & (size <= MAX_BUCKET))
+    order = np.argsort(bucket[members], kind="stable")  # a bucket's rows stay ascending
+    members, bucket = members[order], bucket[members][order]
+    # each member pairs with the members after it in its bucket
+    end = np.searchsorted(bucket, bucket, side="right")
+    after = end - np.arange(len(members)) - 1
+    left = np.repeat(members, after)
+    right = members[np.repeat(np.arange(len(members)) + 1, after) + within(after)]
+    return left.astype(np.int64) * n + right
+
+
+#: The character histograms :func:`may_match` compares have 2 ** HIST_BITS buckets.
+HIST_BITS = 6
+HIST_BINS = 1 << HIST_BITS
+#: Chunk of pairs whose histograms are compared at once (bounded memory).
+_PAIR_CHUNK = 16_384
+
+
+def may_match(keys: Sequence[str], pairs: Any) -> Any:
+    """For each pair, False when it cannot be a near-duplicate, True otherwise.
+
+    The ratio is 200 × LCS / (len a + len b), and a common subsequence holds each character
+    at most as often as the key holding it fewer times. Characters counted by hash bucket
+    only raise that bound (the smaller of two sums is at least the sum of the smaller
+    parts), so a pair whose bound misses the bar misses it for sure: no pair that
+    :func:`verify` would confirm is ever dropped.
+    """
+    lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+    points = np.frombuffer("".join(keys).encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    mixed = (points.astype(np.uint64) * 0x9E3779B1) & 0xFFFFFFFF  # Fibonacci hashing
+    cells = np.repeat(np.arange(len(keys)) * HIST_BINS, lengths)
+    cells += (mixed >> (32 - HIST_BITS)).astype(np.int64)
+    hist = np.bincount(cells, minlength=len(keys) * HIST_BINS).reshape(len(keys), HIST_BINS)
+    hist = hist.astype(np.uint32)  # half the bytes to gather per pair
+    ok = np.empty(len(pairs), dtype=bool)
+    for start in range(0, len(pairs), _PAIR_CHUNK):
+        i, j = pairs[start : start + _PAIR_CHUNK].T
+        shared = np.minimum(hist[i], hist[j]).sum(axis=1)
+        ok[start : start + _PAIR_CHUNK] = 200 * shared >= NEAR_DUP_RATIO * (lengths[i] + lengths[j])
+    return ok
