@@ -3,15 +3,32 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ingest.cli import main
+from ingest.normalize.model_cache import CACHE_ENV
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _cache_of_our_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The tests' decompressed models go to a folder of the session's, not the user's
+    cache (the command lines the tests run inherit it)."""
+    old = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if old is None:
+        del os.environ[CACHE_ENV]
+    else:
+        os.environ[CACHE_ENV] = old
+
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT / "seeds"

@@ -165,9 +165,10 @@ def test_the_floor_is_only_ever_raised(tmp_path: Path, monkeypatch: pytest.Monke
     assert bench.pin(0.95) == 0 and json.loads(floor.read_text())["accuracy"] == 0.95
 
 
-def test_loading_the_models_writes_no_file(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loading_the_models_needs_no_temporary_file(monkeypatch: pytest.MonkeyPatch) -> None:
     """A full disk or a file-size limit must not stop a run at its first split vote
-    (py3langid's own loader writes its 68 MB model to a temporary file)."""
+    (py3langid's own loader writes its 68 MB model to a temporary file; the cache of
+    ingest's own is tested in test_model_cache.py)."""
 
     def refuse(*_: Any, **__: Any) -> None:
         raise OSError(27, "File too large")
