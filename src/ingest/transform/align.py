@@ -233,9 +233,9 @@ def topic_edges(points: Iterable[OrderPoint]) -> list[Edge]:
     page: list[OrderPoint] = []
     lists: dict[str, list[OrderPoint]] = {}
     for x in points:
-        if x.format == Format.TOPIC_PAGE.value:
+        if x.format == Format.TOPIC_PAGE:
             page.append(x)
-        elif x.format == Format.TOPIC_LIST.value:
+        elif x.format == Format.TOPIC_LIST:
             lists.setdefault(x.sha256 + x.file, []).append(x)
     if not page:
         return []

@@ -184,7 +184,7 @@ def _topics(
     """One entry per topic: the best-precedence listing on it gives rank and level."""
     per_slug: dict[str, list[Listing]] = {}
     for x in ordered:
-        if x.topic_key is not None and x.prov.format != Format.ITEM_PAGE.value:
+        if x.topic_key is not None and x.prov.format != Format.ITEM_PAGE:
             per_slug.setdefault(x.topic_key, []).append(x)
     out: list[dict[str, object]] = []
     for slug in sorted(per_slug):

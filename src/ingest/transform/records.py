@@ -200,7 +200,7 @@ def _entries(r: Resolved, item_id: str) -> list[TopicEntry]:
                 (
                     x.ordinal
                     for x in r.members
-                    if x.topic_key == slug and x.prov.format == Format.TOPIC_LIST.value
+                    if x.topic_key == slug and x.prov.format == Format.TOPIC_LIST
                 ),
                 default=0,
             )
