@@ -1,11 +1,11 @@
 """A model shipped xz-compressed, read from a decompressed copy kept in ingest's cache.
 
 py3langid ships its model as a 4.6 MB xz file of 68 MB; decompressing it took 0.5 s of
-every run (a quarter of a run over the three seed pages), and every ``--jobs`` or Dask
-worker that judges titles paid it again. The first run writes the decompressed bytes to
+every run that met a split vote (a tenth of a run over a 25 MB crawl), and every ``--jobs``
+or Dask worker that judges titles paid it again. The first run writes the decompressed bytes to
 ``$INGEST_CACHE_DIR`` (default ``$XDG_CACHE_HOME/ingest``, else ``~/.cache/ingest``),
 named by the compressed file's SHA-256, so a new model never meets an old copy; later runs
-read that copy (about 0.05 s). ``INGEST_CACHE_DIR=`` (empty) turns the cache off.
+read that copy (about 0.1 s). ``INGEST_CACHE_DIR=`` (empty) turns the cache off.
 
 A copy appears whole or not at all (written under a temporary name, then renamed). Where
 the cache cannot be written (read-only home, full disk) or a copy cannot be read, the xz
