@@ -4,7 +4,9 @@ Each shape targets a way a parser goes superlinear (BAD_INPUTS I1, B7): unclosed
 and parentheses, nested brackets, meta blocks that never close, long space runs, numbers
 that look like listings, line-based pages with huge line counts, and stray lines wherever
 a page has room for them (format drift); and a way language identification does (issue
-13): thousands of distinct short Latin titles, each judged once. Each input goes through
+13): thousands of distinct short Latin titles, each judged once; and the near-duplicate
+shapes that give the most candidate pairs (band buckets just under the cap) or none (one
+template: every bucket over it). Each input goes through
 the real per-file map (decode, detect, parse), then the language of each distinct original
 title is judged (cache emptied first); the median of 5 runs.
 
@@ -30,7 +32,9 @@ from cold import forget_texts
 from ingest.engines.local import few_collections
 from ingest.extract.pages import parse_bytes
 from ingest.normalize.language import language_of
+from ingest.normalize.text import key_of
 from ingest.transform.align import order_point, topic_edges
+from ingest.transform.near import near_edges, signed
 
 HEADER = (
     "# 测试主题 测试用的描述。 - 所属：[分类]() - 网站：[https://oplearnx.com/topics/t]() "
@@ -135,6 +139,30 @@ def _unmatched_pair(n: int) -> tuple[str, str]:
     return "".join(page), "描述。\n9 条精选 · 入门 1\n" + "".join(entries)
 
 
+def _near_groups(n: int, group: int) -> str:
+    """A topic page whose summaries come in groups of ``group`` one-character variants of
+    a base text: every pair in a group is a near-duplicate."""
+    rng = random.Random(n + group)
+    listings, size, i = [HEADER], 0, 1
+    while size < n:
+        base = _han(rng, 60)
+        for _ in range(group):
+            if size >= n:
+                break
+            at = rng.randrange(60)
+            summary = base[:at] + _han(rng, 1) + base[at + 1 :]
+            listings.append(f"{i}. [t{i}]()（博客 · 入门）：{summary}。\n")
+            size, i = size + len(listings[-1].encode()), i + 1
+    return "".join(listings)
+
+
+#: Shapes whose cost is in near-duplicate detection: band buckets just under MAX_BUCKET
+#: (the most candidate pairs the cap lets through), and one template (buckets over it).
+NEAR: dict[str, Callable[[int], str]] = {
+    "near-duplicates, buckets of 150": functools.partial(_near_groups, group=150),
+    "near-duplicates, one template": functools.partial(_near_groups, group=1_000_000),
+}
+
 #: Shapes of a topic page and a topic list of one topic, aligned by order.
 PAIRS: dict[str, Callable[[int], tuple[str, str]]] = {
     "topic list, unmatched entries": _unmatched_pair,
@@ -146,6 +174,13 @@ def parse_and_align(pair: tuple[bytes, bytes]) -> None:
     page = parse_bytes("topic.md", pair[0])
     lst = parse_bytes("topic.txt", pair[1])
     topic_edges(order_point(x) for x in page.listings + lst.listings)
+
+
+def parse_and_dedupe(data: bytes) -> None:
+    """The per-file map, then the near-duplicate edges among the distinct summary keys."""
+    page = parse_bytes("near.md", data)
+    keys = sorted({key_of(x.summary_zh) for x in page.listings})
+    near_edges([signed(keys)])
 
 
 def parse_and_judge(data: bytes) -> None:
@@ -176,6 +211,10 @@ def _runs(sizes: list[float], only: str) -> Iterator[tuple[str, list[Callable[[]
         if only in name:
             data = [make(int(s * 1_000_000)).encode() for s in sizes]
             yield name, [functools.partial(parse_and_judge, d) for d in data]
+    for name, make in NEAR.items():
+        if only in name:
+            data = [make(int(s * 1_000_000)).encode() for s in sizes]
+            yield name, [functools.partial(parse_and_dedupe, d) for d in data]
     for name, make_pair in PAIRS.items():
         if only in name:
             pairs = [make_pair(int(s * 1_000_000)) for s in sizes]
