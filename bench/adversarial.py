@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cold import forget_texts
-from ingest.engines.local import few_collections
+from ingest.engines.local import no_collections
 from ingest.extract.pages import parse_bytes
 from ingest.normalize.language import language_of
 from ingest.normalize.text import key_of
@@ -196,7 +196,7 @@ def median_time(run: Callable[[], None]) -> float:
     cold as a new process: the texts a run remembers (cleaned fields, match keys, links)
     would make a small input's second run cheaper than its first, and a larger one's not."""
     times = []
-    with few_collections():
+    with no_collections():
         for _ in range(5):
             forget_texts()
             t = time.perf_counter()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cold import forget_texts
-from ingest.engines.local import LocalEngine, few_collections
+from ingest.engines.local import LocalEngine, no_collections
 from ingest.extract.discover import InputFile, collect_inputs
 from ingest.extract.pages import parse_bytes
 from ingest.outputs.page import render_page
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         times[step.name] = seconds
 
     inputs = collect_inputs([args.corpus])
-    with few_collections():
+    with no_collections():
         ctx = run_steps(LocalEngine(args.jobs), inputs, on_step=timed)
         assert ctx.output is not None
         t = time.perf_counter()
@@ -71,7 +71,7 @@ def per_kind(inputs: list[InputFile]) -> None:
     seconds: dict[str, float] = {}
     listings: dict[str, int] = {}
     files: dict[str, int] = {}
-    with few_collections():
+    with no_collections():
         for name, raw in data:
             t = time.perf_counter()
             result = parse_bytes(name, raw)

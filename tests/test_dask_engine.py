@@ -139,21 +139,21 @@ def test_a_run_building_on_a_publish_is_the_same_on_dask(tmp_path: Path, cluster
     assert b'"op":"changed"' in outs["dask"]["changes.jsonl"]
 
 
-def test_workers_collect_garbage_rarely_while_a_run_lasts(cluster: Any) -> None:
+def test_workers_collect_no_garbage_while_a_run_lasts(cluster: Any) -> None:
     """A worker holds a share of every record of the run: with the default thresholds it
     rescans them all, again and again. The run's thresholds go, and the old come back."""
     import gc
 
     from dask.distributed import Client
 
-    from ingest.engines.dask import _rare_collections
-    from ingest.engines.local import RARE_COLLECTIONS
+    from ingest.engines.dask import _no_collections
+    from ingest.engines.local import NO_COLLECTIONS
 
     with Client(cluster) as client:
         before = client.run(gc.get_threshold)
-        assert set(before.values()) != {RARE_COLLECTIONS}
-        with _rare_collections(client):
-            assert set(client.run(gc.get_threshold).values()) == {RARE_COLLECTIONS}
+        assert set(before.values()) != {NO_COLLECTIONS}
+        with _no_collections(client):
+            assert set(client.run(gc.get_threshold).values()) == {NO_COLLECTIONS}
         assert client.run(gc.get_threshold) == before
 
 

@@ -10,14 +10,14 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from . import SCHEMA_VERSION
-from .engines.local import Progress, few_collections
+from .engines.local import Progress, no_collections
 from .errors import UsageError
 from .job import JobOptions, JobResult, run_job
 from .schema import schemas, validate_dir, write_schemas
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    with few_collections():  # until the run's records are gone: see few_collections
+    with no_collections():  # until the run's records are gone: see no_collections
         return _run(args)
 
 
