@@ -44,14 +44,18 @@ def bands_many(keys: Sequence[str]) -> list[list[bytes]]:
     """The band signatures of each key: its band number and that band's rows of the key's
     MinHash (datasketch's affine32 scheme over xxHash32 of character 3-grams, seed 1), as
     the 16 bytes of four little-endian uint32s. Not digested: a dict hashes them anyway."""
-    out: list[list[bytes]] = []
-    for start in range(0, len(keys), BATCH):
-        sig = signatures(keys[start : start + BATCH], BANDS * ROWS)
-        cells = np.empty((len(sig), BANDS, ROWS + 1), dtype="<u4")
-        cells[:, :, 0] = np.arange(BANDS)
-        cells[:, :, 1:] = sig.reshape(len(sig), BANDS, ROWS)
-        out.extend(cells.view(f"V{4 * (ROWS + 1)}").reshape(len(sig), BANDS).tolist())
+    sig = _signatures(keys)
+    cells = np.empty((len(sig), BANDS, ROWS + 1), dtype="<u4")
+    cells[:, :, 0] = np.arange(BANDS)
+    cells[:, :, 1:] = sig.reshape(len(sig), BANDS, ROWS)
+    out: list[list[bytes]] = cells.view(f"V{4 * (ROWS + 1)}").reshape(len(sig), BANDS).tolist()
     return out
+
+
+def _signatures(keys: Sequence[str]) -> Any:
+    """The keys' MinHash signatures, computed ``BATCH`` keys at a time."""
+    parts = [signatures(keys[i : i + BATCH], BANDS * ROWS) for i in range(0, len(keys), BATCH)]
+    return np.concatenate(parts) if parts else np.empty((0, BANDS * ROWS), dtype=np.uint32)
 
 
 def verify(a: str, b: str) -> float | None:
@@ -76,10 +80,8 @@ class Signed(NamedTuple):
 
 
 def signed(keys: Sequence[str]) -> Signed:
-    """The keys with their signatures, computed ``BATCH`` keys at a time."""
-    parts = [signatures(keys[i : i + BATCH], BANDS * ROWS) for i in range(0, len(keys), BATCH)]
-    rows = np.concatenate(parts) if parts else np.empty((0, BANDS * ROWS), dtype=np.uint32)
-    return Signed(list(keys), rows)
+    """The keys with their signatures."""
+    return Signed(list(keys), _signatures(keys))
 
 
 def near_edges(parts: Iterable[Signed]) -> list[Edge]:
