@@ -207,14 +207,11 @@ def median_time(run: Callable[[], None]) -> float:
 
 def _runs(sizes: list[float], only: str) -> Iterator[tuple[str, list[Callable[[], None]]]]:
     """Each shape's name, and for each size the run to time."""
-    for name, make in SHAPES.items():
-        if only in name:
-            data = [make(int(s * 1_000_000)).encode() for s in sizes]
-            yield name, [functools.partial(parse_and_judge, d) for d in data]
-    for name, make in NEAR.items():
-        if only in name:
-            data = [make(int(s * 1_000_000)).encode() for s in sizes]
-            yield name, [functools.partial(parse_and_dedupe, d) for d in data]
+    for shapes, timed in ((SHAPES, parse_and_judge), (NEAR, parse_and_dedupe)):
+        for name, make in shapes.items():
+            if only in name:
+                data = [make(int(s * 1_000_000)).encode() for s in sizes]
+                yield name, [functools.partial(timed, d) for d in data]
     for name, make_pair in PAIRS.items():
         if only in name:
             pairs = [make_pair(int(s * 1_000_000)) for s in sizes]
