@@ -56,3 +56,14 @@ def test_a_collection_is_let_go_once_its_last_reader_is_done() -> None:
         "d": {"ys", "zs"},  # xs: gone after c
         "e": {"zs", "ws"},  # ys: gone after d
     }
+
+
+def test_summary_keys_travel_once_a_batch_from_the_first_listing_that_has_them() -> None:
+    from ingest.records.internal import Listing, Provenance
+    from ingest.steps.functions import by_summary
+
+    def listing(key: str) -> Listing:
+        return Listing(Provenance("f", "s", "topic-page", "listing 1", 0, 1), 0, key, key=key)
+
+    batch = [listing(k) for k in ("a", "b", "a", "c", "b")]
+    assert by_summary(batch, Context()) == [[("a", None)], [("b", None)], [], [("c", None)], []]

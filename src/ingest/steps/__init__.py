@@ -52,8 +52,7 @@ from .functions import (
     resolve,
     routes,
     signatures_of,
-    unit,
-    unit_key,
+    summary,
     with_known,
     with_slugs,
 )
@@ -65,14 +64,13 @@ STEPS: tuple[Step, ...] = (
     Step("topics", "map", "pages", "topics", page_facts, gather=topics_of),
     Step("routes", "driver", "", "routes", routes),
     Step("listings", "map", "pages", "listings", with_slugs, needs=("routes",)),
-    Step("exact units", "group", "listings", "units", unit, pairs=by_summary),
+    Step("summary keys", "group", "listings", "keys", summary, pairs=by_summary, batched=True),
     Step(
         "near-duplicates",
         "map",
-        "units",
+        "keys",
         "near",
         signatures_of,
-        view=unit_key,
         gather=near,  # the bands are grouped where they are all gathered, as arrays
         pool=True,
         batched=True,
@@ -80,7 +78,13 @@ STEPS: tuple[Step, ...] = (
     Step("order", "group", "listings", "order", order_pairs, pairs=by_topic, gather=edges),
     Step("components", "driver", "", "components", components),
     Step(
-        "resolve", "group", "units", "resolved", resolve, pairs=by_component, needs=("components",)
+        "resolve",
+        "group",
+        "listings",
+        "resolved",
+        resolve,
+        pairs=by_component,
+        needs=("components",),
     ),
     Step(
         "identity",

@@ -17,8 +17,8 @@ from ..transform.near import Signed, near_edges, signed
 from ..transform.records import Finished, Lid, finish, related_lids
 from ..transform.report import assemble
 from ..transform.topics import Routes, page_identity
-from ..transform.units import Edge, Unit, keyed, summary_key, units_of
-from .context import Context
+from ..transform.units import Edge, keyed, summary_key, units_of
+from .context import Context, formed_groups
 
 
 def parse(f: Any, ctx: Context) -> list[PageResult]:
@@ -39,16 +39,18 @@ def with_slugs(page: PageResult, ctx: Context) -> list[Listing]:
     return keyed(page.with_slugs(ctx.routes.slug_of)) if ctx.routes.keeps(page) else []
 
 
-def by_summary(x: Listing, ctx: Context) -> list[tuple[str, Listing]]:
-    return [(summary_key(x), x)]
+def by_summary(xs: list[Listing], ctx: Context) -> list[list[tuple[str, None]]]:
+    """Each listing's summary key, once a batch: a key met earlier in the batch gives none
+    (a resource listed on many pages is one key, and only the keys travel)."""
+    first = {k: n for n, k in reversed(list(enumerate(map(summary_key, xs))))}
+    out: list[list[tuple[str, None]]] = [[] for _ in xs]
+    for key, n in first.items():
+        out[n] = [(key, None)]
+    return out
 
 
-def unit(key: str, listings: list[Listing], ctx: Context) -> list[Unit]:
-    return [units_of(key, listings)]
-
-
-def unit_key(u: Unit) -> str:
-    return u.key
+def summary(key: str, _: list[None], ctx: Context) -> list[str]:
+    return [key]
 
 
 def signatures_of(keys: list[str], ctx: Context) -> list[Signed]:
@@ -75,13 +77,16 @@ def components(ctx: Context) -> Components:
     return label_components(ctx.near + ctx.order)
 
 
-def by_component(u: Unit, ctx: Context) -> list[tuple[str, Unit]]:
-    return [(ctx.components.label.get(u.key, u.key), u)]
+def by_component(x: Listing, ctx: Context) -> list[tuple[str, Listing]]:
+    key = summary_key(x)
+    return [(ctx.components.label.get(key, key), x)]
 
 
-def resolve(label: str, units: list[Unit], ctx: Context) -> list[Component]:
-    ordered = sorted(units, key=lambda u: u.key)
-    return [resolve_component(ordered, ctx.components.edges_of.get(label, []))]
+def resolve(label: str, listings: list[Listing], ctx: Context) -> list[Component]:
+    """One component's listings: its units (one per summary key, in key order), settled."""
+    by_key = formed_groups([[(summary_key(x), x) for x in listings]])
+    units = [units_of(key, xs) for key, xs in by_key]
+    return [resolve_component(units, ctx.components.edges_of.get(label, []))]
 
 
 def identity_claims(comp: Component, ctx: Context) -> list[Claim]:
