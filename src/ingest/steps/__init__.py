@@ -84,6 +84,7 @@ STEPS: tuple[Step, ...] = (
         "resolved",
         resolve,
         pairs=by_component,
+        batched=True,
         needs=("components",),
     ),
     Step(

@@ -77,15 +77,18 @@ def components(ctx: Context) -> Components:
     return label_components(ctx.near + ctx.order)
 
 
-def by_component(x: Listing, ctx: Context) -> list[tuple[str, Listing]]:
-    key = summary_key(x)
-    return [(ctx.components.label.get(key, key), x)]
+def by_component(xs: list[Listing], ctx: Context) -> list[list[tuple[str, Listing]]]:
+    label = ctx.components.label
+    return [[(label.get(k, k), x)] for k, x in zip(map(summary_key, xs), xs, strict=True)]
 
 
 def resolve(label: str, listings: list[Listing], ctx: Context) -> list[Component]:
     """One component's listings: its units (one per summary key, in key order), settled."""
-    by_key = formed_groups([[(summary_key(x), x) for x in listings]])
-    units = [units_of(key, xs) for key, xs in by_key]
+    keys = list(map(summary_key, listings))
+    if len(set(keys)) == 1:  # the usual case: a component of one unit
+        units = [units_of(keys[0], listings)]
+    else:
+        units = [units_of(k, xs) for k, xs in formed_groups([zip(keys, listings, strict=True)])]
     return [resolve_component(units, ctx.components.edges_of.get(label, []))]
 
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from .units import Edge, Unit, edge_order
+
+_key = attrgetter("key")
 
 
 class UnionFind:
@@ -56,6 +59,8 @@ class Settled:
 
 def settle(units: list[Unit], edges: list[Edge]) -> Settled:
     """Apply edges best first, refusing any join the cannot-link facts forbid."""
+    if not edges:  # the usual case: a component of one unit
+        return Settled([[u] for u in sorted(units, key=_key)])
     by_key = {u.key: u for u in units}
     uf = UnionFind()
     pages = {u.key: set(u.pages) for u in units}
@@ -77,7 +82,7 @@ def settle(units: list[Unit], edges: list[Edge]) -> Settled:
         else:
             result.order_joins += 1
     groups: dict[str, list[Unit]] = {}
-    for u in sorted(units, key=lambda u: u.key):
+    for u in sorted(units, key=_key):
         groups.setdefault(uf.find(u.key), []).append(u)
     result.clusters = [groups[k] for k in sorted(groups)]
     return result

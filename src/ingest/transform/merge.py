@@ -8,8 +8,9 @@ result never depends on the order files were read in. Each item gets a provision
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import takewhile
+from operator import attrgetter, itemgetter
 
 from ..normalize.text import has_han
 from ..records.internal import Listing, PageReject, listing_id
@@ -19,6 +20,8 @@ from .components import settle
 from .identity import mint
 from .units import Edge, Unit
 
+_FIRST = itemgetter(0)
+_NO_VALUE = frozenset({None, ""})
 #: Precedence by the format's value, as listings carry it (no enum built per lookup).
 _RANK_OF = {f.value: rank for f, rank in PRECEDENCE.items()}
 
@@ -32,9 +35,13 @@ def precedence(x: Listing) -> tuple[int, int, str, int]:
     )
 
 
-def cluster_key(members: list[Listing]) -> str:
-    """The summary key that names a cluster: its best-precedence listing's."""
-    return min(members, key=lambda x: (precedence(x), x.key)).key
+def by_precedence(members: list[Listing]) -> tuple[list[Listing], str]:
+    """A cluster's listings best first, and the summary key that names it: its
+    best-precedence listing's (of listings alike in precedence, the smaller key)."""
+    ranked = sorted(zip(map(precedence, members), members, strict=True), key=_FIRST)
+    tied = takewhile(lambda px: px[0] == ranked[0][0], ranked)
+    key = min(x.key for _, x in tied)
+    return [x for _, x in ranked], key
 
 
 @dataclass(slots=True)
@@ -58,7 +65,8 @@ def resolve_component(units: list[Unit], edges: list[Edge]) -> Component:
             out.rejects.extend(_orphan(x) for x in members)
             continue
         out.warnings.extend(_duplicates(cluster))
-        r = resolve(mint(cluster_key(members)), members)
+        ordered, key = by_precedence(members)
+        r = resolve(mint(key), ordered)
         r.joins = _joins(cluster, settled.applied)
         out.items.append(r)
     return out
@@ -66,6 +74,8 @@ def resolve_component(units: list[Unit], edges: list[Edge]) -> Component:
 
 def _joins(cluster: list[Unit], applied: list[Edge]) -> list[Join]:
     """The edges that joined this cluster's units, each with its two best listings."""
+    if not applied:
+        return []  # the usual case: a cluster of one unit
     best = {u.key: min(u.listings, key=precedence) for u in cluster}
     return [Join(e.kind, e.score, best[e.a], best[e.b]) for e in applied if e.a in best]
 
@@ -128,19 +138,14 @@ class Resolved:
     joins: list[Join] = field(default_factory=list)
 
 
-def resolve(item: str, members: list[Listing]) -> Resolved:
-    ordered = sorted(members, key=precedence)
+def resolve(item: str, ordered: list[Listing]) -> Resolved:
+    """The fields of the item of ``ordered`` (a cluster's listings, best first)."""
     r = Resolved(item, {}, ordered, [])
-    pick = _picker(r)
-    pick("title_zh", lambda x: x.title_zh)
-    pick("title_original", lambda x: x.title_original)
+    columns = zip(*map(_VALUES, ordered), strict=True)  # a field's values, best first
+    for name, got in zip(_PICKED, columns, strict=True):
+        r.fields[name] = _pick(r, name, got)
     if r.fields["title_original"] is None and any(x.original_is_chinese for x in ordered):
         r.fields["title_original"] = r.fields["title_zh"]
-    pick("summary_zh", lambda x: x.summary_zh)
-    pick("kind_label", lambda x: x.kind_label)
-    pick("url", lambda x: x.url)
-    for name in ("publisher", "published_ago", "rating", "collected_on"):
-        pick(name, lambda x, n=name: getattr(x, n))  # type: ignore[misc]
     r.topics = _topics(item, ordered, r.conflicts)
     mains = [x for x in ordered if x.role == "main"]
     if mains:
@@ -149,29 +154,43 @@ def resolve(item: str, members: list[Listing]) -> Resolved:
     return r
 
 
-def _picker(r: Resolved) -> Callable[[str, Callable[[Listing], str | None]], None]:
-    def pick(name: str, get: Callable[[Listing], str | None]) -> None:
-        values: dict[str, list[Listing]] = {}  # each value and its listings, best first
-        for x in r.members:
-            v = get(x)
-            if v:
-                values.setdefault(v, []).append(x)
-        chosen = next(iter(values), None)
-        r.fields[name] = chosen
-        if len(values) > 1 and chosen is not None:  # sources are named only for a conflict
-            r.conflicts.append(
-                Conflict(
-                    record=r.id,
-                    field=name,
-                    chosen=chosen,
-                    values=[
-                        ConflictValue(value=v, sources=[_src(x) for x in xs])
-                        for v, xs in values.items()
-                    ],
-                )
-            )
+#: The fields an item takes from the best of its listings that has one, in this order.
+_PICKED = (
+    "title_zh",
+    "title_original",
+    "summary_zh",
+    "kind_label",
+    "url",
+    "publisher",
+    "published_ago",
+    "rating",
+    "collected_on",
+)
+_VALUES = attrgetter(*_PICKED)
 
-    return pick
+
+def _pick(r: Resolved, name: str, got: tuple[str | None, ...]) -> str | None:
+    """The first value in ``got`` (the field's value of each of ``r``'s listings, best
+    first); when the listings disagree, a conflict naming each value's sources."""
+    distinct = set(got) - _NO_VALUE
+    if len(distinct) < 2:  # the usual case: every listing that has a value agrees
+        return distinct.pop() if distinct else None
+    values: dict[str, list[Listing]] = {}  # each value and its listings, best first
+    for x, v in zip(r.members, got, strict=True):
+        if v:
+            values.setdefault(v, []).append(x)
+    chosen = next(iter(values))
+    r.conflicts.append(
+        Conflict(
+            record=r.id,
+            field=name,
+            chosen=chosen,
+            values=[
+                ConflictValue(value=v, sources=[_src(x) for x in xs]) for v, xs in values.items()
+            ],
+        )
+    )
+    return chosen
 
 
 def _src(x: Listing) -> str:

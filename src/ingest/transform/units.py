@@ -44,10 +44,9 @@ class Unit:
     titles: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        for x in self.listings:
-            self.pages.add((x.prov.sha256, x.prov.format))
-            if x.title_original:
-                self.titles.add(key_of(x.title_original))
+        self.pages.update([(x.prov.sha256, x.prov.format) for x in self.listings])
+        named = {x.title_original for x in self.listings} - {None, ""}
+        self.titles.update(map(key_of, named))  # type: ignore[arg-type]
 
 
 def summary_key(x: Listing) -> str:
