@@ -1,0 +1,33 @@
+"""What crosses between processes (the --jobs pool, Dask workers) comes back the same."""
+
+from __future__ import annotations
+
+import pickle
+
+from conftest import SEEDS
+from ingest.engines.local import LocalEngine
+from ingest.extract.discover import collect_inputs
+from ingest.steps import run_steps
+from ingest.transform.records import Finished
+
+
+def _seed_parts() -> list[Finished]:
+    return run_steps(LocalEngine(), collect_inputs([str(SEEDS)])).parts
+
+
+def test_finished_records_cross_as_json_and_come_back_equal() -> None:
+    parts = _seed_parts()
+    assert any(p.items and p.entries for p in parts)
+    for part in parts:
+        data = pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
+        assert b'"items":[' in data  # as JSON, not as pickled models
+        assert pickle.loads(data) == part
+
+
+def test_finished_records_json_cannot_hold_are_pickled_as_they_are() -> None:
+    part = _seed_parts()[0]
+    part.warnings.append("a lone surrogate \udcff in a warning")
+    part.near_merges, part.order_joins = 2, 3
+    data = pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
+    assert b'"items":[' not in data
+    assert pickle.loads(data) == part
