@@ -1,5 +1,5 @@
 """What every parser builds, done the cheap way, must be what the plain way gives:
-listings travel between processes (``--jobs``, Dask) pickled as the tuple of their fields,
+listings travel between processes (``--jobs``, Dask) pickled as one flat tuple of their fields,
 and every field must survive the trip; line numbers are counted before they are looked up."""
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ def test_a_listing_with_every_field_set_survives_pickling() -> None:
     back = pickle.loads(pickle.dumps(listing, protocol=pickle.HIGHEST_PROTOCOL))
     for f in fields(Listing):
         assert getattr(back, f.name) == getattr(listing, f.name), f.name
+    assert type(back.prov) is Provenance and back.prov.line == 7
 
 
 @pytest.mark.parametrize("protocol", [2, pickle.HIGHEST_PROTOCOL])
