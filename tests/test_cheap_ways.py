@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 
 from ingest.extract.decode import Locator
 from ingest.extract.pages import parse_bytes
-from ingest.extract.parse.base import LINE_BREAK, Page, line_at, split_lines
+from ingest.extract.parse.base import (
+    LINE_BREAK,
+    Page,
+    line_at,
+    line_pieces,
+    next_break,
+    split_lines,
+)
 from ingest.records.internal import Listing, PageResult, Provenance
 
 _PROV = Provenance("a.md", "0" * 64, "topic-page", "listing 3", 120, 7)
@@ -85,3 +92,51 @@ def test_the_memos_keep_no_long_text() -> None:
         text.clean(long)
         text.key_of(long)
     assert [m.cache_info().currsize for m in memos] == before
+
+
+_BREAKY = st.text(alphabet=["\r", "\n", "a", "学", " "], max_size=40)
+
+
+def _plain_split_lines(text: str) -> list[tuple[str, int, int]]:
+    """split_lines the plain way: one regex over the text."""
+    out, start, number = [], 0, 1
+    for m in LINE_BREAK.finditer(text):
+        out.append((text[start : m.start()], start, number))
+        start, number = m.end(), number + 1
+    if start < len(text):
+        out.append((text[start:], start, number))
+    return out
+
+
+@given(_BREAKY)
+def test_lines_split_with_str_split_are_the_regexs_lines(text: str) -> None:
+    assert [tuple(ln) for ln in split_lines(text)] == _plain_split_lines(text)
+    assert line_pieces(text) == LINE_BREAK.split(text)
+
+
+@given(_BREAKY, st.data())
+def test_the_next_line_break_found_with_find_is_the_regexs(text: str, data: st.DataObject) -> None:
+    pos = data.draw(st.integers(0, len(text)))
+    stop = data.draw(st.integers(pos, len(text)))
+    m = LINE_BREAK.search(text, pos, stop)
+    assert next_break(text, pos, stop) == (None if m is None else (m.start(), m.end()))
+
+
+@given(st.lists(st.sampled_from(["\r", "\n", "\r\n", "a", "学", "\udcff", "𠀀"]), max_size=30))
+def test_byte_offsets_and_lines_of_the_locator_agree_with_the_plain_way(parts: list[str]) -> None:
+    text = "".join(parts)
+    loc = Locator(text, "utf-8", 0)
+    for offset in sorted({0, *range(0, len(text) + 1, 3), len(text)}):
+        byte = len(text[:offset].encode("utf-8", errors="surrogateescape"))
+        lines = len(LINE_BREAK.findall(text[:offset])) + 1  # a CR before the offset ends one
+        assert loc.at(offset) == (byte, lines)
+
+
+def test_a_page_told_its_bytes_are_clean_by_the_decoder_finds_the_same() -> None:
+    """The decoder says whether invalid bytes were kept: a damaged file is still refused
+    where its bad byte is, a clean one is not searched for them."""
+    summary = "第一条摘要，" * 100 + "。"
+    good = f"# T\n\n1. [标题](https://x.example/a)（论文 · 入门）：{summary}\n\n---\n".encode()
+    bad = good.replace("第一条".encode(), b"\xff\xfe", 1)
+    assert not parse_bytes("good.md", good).rejects
+    assert [r.reason for r in parse_bytes("bad.md", bad).rejects] == ["INVALID_UTF8"]

@@ -207,14 +207,14 @@ class Locator:
         if offset < self._char:
             self._char, self._byte, self._line = 0, 0, 1
         text, start = self._text, self._char
-        self._byte += len(text[start:offset].encode(self._codec, errors="surrogateescape"))
+        piece = text[start:offset]
+        self._byte += len(piece.encode(self._codec, errors="surrogateescape"))
         # CRLF, lone CR and LF each end a line (as in parse.base.split_lines).
-        self._line += (
-            text.count("\n", start, offset)
-            + text.count("\r", start, offset)
-            - text.count("\r\n", start, offset)
-        )
-        if start and text.startswith("\n", start, offset) and text[start - 1] == "\r":
-            self._line -= 1  # the CR that ended the previous chunk already counted this line
+        breaks = piece.count("\n")
+        if "\r" in piece:
+            breaks += piece.count("\r") - piece.count("\r\n")
+        if start and piece.startswith("\n") and text[start - 1] == "\r":
+            breaks -= 1  # the CR that ended the previous chunk already counted this line
+        self._line += breaks
         self._char = offset
         return self._bom + self._byte, self._line

@@ -83,19 +83,21 @@ def parse_bytes(name: str, data: bytes) -> PageResult:
 def _parse_text(result: PageResult, dec: Decoded) -> PageResult:
     text = dec.text or ""
     locator = Locator(text, dec.codec, dec.bom_len)
+    bad_bytes: bool | None = dec.invalid_bytes > 0  # strict decoding leaves none behind
     if "<" in text[:1024] and _html().looks_like_html(text):
         rendered = _html().html_to_text(text)
         result.parser = rendered.parser
         result.warnings.extend(f"file: {w}" for w in rendered.warnings)
         text = rendered.text
         locator = Locator(text, "utf-8", 0)  # offsets now refer to the rendered text
+        bad_bytes = None  # the page looks for itself
         result.warnings.append("file: HTML_INPUT: locations refer to the page's rendered text")
     fmt, why, marks = detect(text)
     if fmt is None:
         result.marks = marks  # what was seen, so a layout change shows in the report
         return _file_reject(result, "UNKNOWN_FORMAT", why, text)
     result.format = fmt.value
-    _PARSERS[fmt](Page(result, text, locator))
+    _PARSERS[fmt](Page(result, text, locator, bad_bytes))
     return result
 
 

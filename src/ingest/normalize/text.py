@@ -52,6 +52,8 @@ def md_unescape(s: str) -> str:
     >>> md_unescape(r"torch\_xla \[P\] C\+\+ a\\b")
     'torch_xla [P] C++ a\\b'
     """
+    if "\\" not in s:
+        return s  # the usual case: nothing escaped
     return _MD_ESCAPE.sub(_GROUP_1, s)  # a C callable: 4x cheaper than the template r"\1"
 
 

@@ -24,6 +24,7 @@ MAX_LISTINGS = 50_000
 MAX_LINE_CHARS = 100_000
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_tuple_new = tuple.__new__
 
 _CLOSERS = "”’）」』)\"' "
 _FULL_STOPS = ("。", "！", "？", "…", "!", "?")
@@ -55,12 +56,44 @@ def split_lines(text: str) -> Iterator[Line]:
     """Split on CRLF, CR or LF only (never on U+2028, form feed, ...), with offsets."""
     start = 0
     number = 1
+    if "\r" not in text:  # the usual case: LF alone ends a line, and str.split finds it in C
+        *whole, last = text.split("\n")
+        for number, piece in enumerate(whole, start=1):
+            yield Line(piece, start, number)
+            start += len(piece) + 1
+        if start < len(text):
+            yield Line(last, start, len(whole) + 1)
+        return
     for m in LINE_BREAK.finditer(text):
         yield Line(text[start : m.start()], start, number)
         start = m.end()
         number += 1
     if start < len(text):
         yield Line(text[start:], start, number)
+
+
+def line_pieces(text: str) -> list[str]:
+    """``LINE_BREAK.split(text)``: found with ``str.split`` when LF alone ends lines."""
+    return text.split("\n") if "\r" not in text else LINE_BREAK.split(text)
+
+
+def next_break(text: str, pos: int, stop: int) -> tuple[int, int] | None:
+    """Where the first line break (CRLF, CR or LF) in ``text[pos:stop]`` starts and ends:
+    what ``LINE_BREAK.search(text, pos, stop)`` finds, found with ``str.find`` (a regex
+    tries every position in Python's matcher: ten times the cost on a long summary)."""
+    lf = text.find("\n", pos, stop)
+    cr = text.find("\r", pos, stop if lf < 0 else lf)
+    if cr >= 0:
+        return cr, cr + 2 if text.startswith("\n", cr + 1, stop) else cr + 1
+    return (lf, lf + 1) if lf >= 0 else None
+
+
+def _breaks(text: str) -> Iterator[tuple[int, int]]:
+    """Where each line break of ``text`` starts and ends, in order."""
+    pos, stop = 0, len(text)
+    while (found := next_break(text, pos, stop)) is not None:
+        yield found
+        pos = found[1]
 
 
 #: Line numbers a page counts before it builds the list of its line starts.
@@ -91,7 +124,11 @@ def excerpt(raw: str, limit: int = 200) -> str:
 class Page:
     """Builder for one file's :class:`PageResult`."""
 
-    def __init__(self, result: PageResult, text: str, locator: Locator) -> None:
+    def __init__(
+        self, result: PageResult, text: str, locator: Locator, bad_bytes: bool | None = None
+    ) -> None:
+        """``bad_bytes``: whether ``text`` holds bytes that were not valid UTF-8, when the
+        decoder knows (None: the page looks for them)."""
         self.result = result
         self.text = text
         self._loc = locator
@@ -99,12 +136,15 @@ class Page:
         self._cut_tail = cut_tail_length(text)
         self._breaks: list[int] | None = None  # offsets where lines start, built when asked
         self._counted = 0  # line numbers counted before the list is built
-        self._has_bad_bytes = ESCAPED_BYTE.search(text) is not None  # checked once a page
+        if bad_bytes is None:
+            bad_bytes = ESCAPED_BYTE.search(text) is not None  # checked once a page
+        self._has_bad_bytes = bad_bytes
 
     def prov(self, offset: int, locator: str) -> Provenance:
         byte, line = self._loc.at(offset)
         r = self.result
-        return Provenance(r.file, r.sha256, r.format or "", locator, byte, line)
+        # tuple.__new__ is what Provenance(...) calls, without its Python frame (a listing each)
+        return _tuple_new(Provenance, (r.file, r.sha256, r.format or "", locator, byte, line))
 
     def warn(self, code: str, where: str, detail: str = "") -> None:
         self.result.warnings.append(f"{where}: {code}" + (f": {detail}" if detail else ""))
@@ -130,7 +170,7 @@ class Page:
             if self._counted < _COUNTED_LINES:
                 self._counted += 1
                 return line_at(self.text, offset)
-            self._breaks = [m.end() for m in LINE_BREAK.finditer(self.text)]
+            self._breaks = [end for _, end in _breaks(self.text)]
         return bisect_right(self._breaks, offset) + 1
 
     def lines_in(self, start: int, stop: int) -> list[Line]:
@@ -161,6 +201,11 @@ class Page:
         if problem is not None:
             self.warn(problem[0], where, problem[1])
         return url
+
+    def may_be_bad(self, size: int) -> bool:
+        """Could :meth:`bad_raw` refuse raw text of ``size`` characters? Only on a page with
+        invalid bytes, or over the field cap (the usual listing is built no text to check)."""
+        return self._has_bad_bytes or size > MAX_FIELD_CHARS
 
     def bad_raw(self, raw: str) -> tuple[str, str] | None:
         """A reason to refuse a listing whose raw text is unusable, or None."""

@@ -15,7 +15,7 @@ from functools import lru_cache
 from ...normalize.text import clean, md_unescape
 from ...records.internal import Listing
 from ...records.vocab import KINDS, LEVELS
-from .base import LINE_BREAK, MAX_LISTINGS, Page, ends_sentence
+from .base import MAX_LISTINGS, Page, ends_sentence, next_break
 from .lines import is_furniture, split_furniture
 from .listing_heads import Head, accepted_heads, ambiguous, broken_heads, valid_heads
 from .topic_frame import Frame, footer_end, locate
@@ -115,12 +115,12 @@ def _summary_end(page: Page, head: Head, stop: int) -> int:
     far leaves a sentence open and the line is no site furniture. A line after a finished
     sentence is not the summary's: it is skipped, up to the next listing or the footer."""
     text, pos, prev = page.text, head.end, ""
-    first = LINE_BREAK.search(text, pos, stop)
-    if first is None or text[first.end() : stop].isspace() or first.end() == stop:
+    first = next_break(text, pos, stop)
+    if first is None or text[first[1] : stop].isspace() or first[1] == stop:
         return stop  # the usual case: nothing but white space after the head's line
     while True:
-        nl = LINE_BREAK.search(text, pos, stop)
-        piece = text[pos : nl.start() if nl is not None else stop]
+        nl = next_break(text, pos, stop)
+        piece = text[pos : nl[0] if nl is not None else stop]
         if piece.strip():
             if prev and (ends_sentence(prev.rstrip()) or is_furniture(piece)):
                 page.skip(page.lines_in(pos, stop), f"after listing {head.number}")
@@ -128,7 +128,7 @@ def _summary_end(page: Page, head: Head, stop: int) -> int:
             prev = piece
         if nl is None:
             return stop
-        pos = nl.end()
+        pos = nl[1]
 
 
 _REASONS = {
@@ -144,16 +144,16 @@ _REASONS = {
 
 def _emit(page: Page, head: Head, raw_summary: str, ordinal: int, reason: str | None) -> None:
     where = f"listing {head.number}"
-    raw_all = page.text[head.start : head.end] + raw_summary
     if reason is not None:
-        page.reject(head.start, where, reason, _REASONS[reason], raw_all)
+        page.reject(head.start, where, reason, _REASONS[reason], _raw(page, head, raw_summary))
         return
-    problem = page.bad_raw(raw_all)
+    size = head.end - head.start + len(raw_summary)
+    problem = page.bad_raw(_raw(page, head, raw_summary)) if page.may_be_bad(size) else None
     summary = page.field(raw_summary, where, markdown=True) if problem is None else ""
     if problem is None and not summary:
         problem = ("MISSING_FIELD", "the listing has no summary")
     if problem is not None:
-        page.reject(head.start, where, problem[0], problem[1], raw_all)
+        page.reject(head.start, where, problem[0], problem[1], _raw(page, head, raw_summary))
         return
     title = page.field(head.title, where, markdown=True)
     if not title:
@@ -172,6 +172,11 @@ def _emit(page: Page, head: Head, raw_summary: str, ordinal: int, reason: str | 
             topic_key=page.result.header.slug if page.result.header else None,
         )
     )
+
+
+def _raw(page: Page, head: Head, raw_summary: str) -> str:
+    """The listing's raw text, head included (for a reject's excerpt and checks)."""
+    return page.text[head.start : head.end] + raw_summary
 
 
 def _meta(page: Page, raw: str, where: str) -> tuple[str | None, str | None]:
