@@ -176,3 +176,18 @@ def test_a_relative_input_path_is_read_by_workers_elsewhere(tmp_path: Path, clus
     )
     assert proc.returncode == 0, proc.stderr
     assert not (tmp_path / "o" / "rejects.jsonl").read_text("utf-8")
+
+
+def test_the_local_cluster_steals_no_work() -> None:
+    """Every step leaves its collection where it was made; a stolen task would drag its
+    partition after it. The cluster ``--engine dask`` starts has no stealing."""
+    from ingest.engines.dask import client_for
+
+    def stealing(dask_scheduler: Any) -> bool:
+        return "stealing" in dask_scheduler.extensions
+
+    with client_for(None, 1) as client:
+        try:
+            assert client.run_on_scheduler(stealing) is False
+        finally:
+            client.cluster.close()
