@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import sys
 
+from ingest.normalize.memo import forget_all
+
 
 def forget_texts() -> None:
     """Empty every bounded memo of ingest's (the language models, loaded once a process,
     stay)."""
+    forget_all()
     for module in [m for name, m in sys.modules.items() if name.startswith("ingest")]:
         for value in vars(module).values():
             params = getattr(value, "cache_parameters", None)

@@ -78,20 +78,42 @@ def test_line_numbers_counted_and_looked_up_agree(text: str, data: st.DataObject
 
 
 def test_the_memos_keep_no_long_text() -> None:
-    """Memos are bounded by entries; a text over MEMO_CHARS is never one of them, so a
-    few hostile 100k-character lines cannot hold hundreds of megabytes."""
+    """A text over MEMO_CHARS is never remembered, so a few hostile 100k-character lines
+    cannot hold hundreds of megabytes."""
     from ingest.extract.parse import lines
-    from ingest.normalize import text, urls
+    from ingest.normalize import memo, text, urls
 
-    memos = [lines._summary_line_seen, urls._checked_seen, text._cleaned_seen, text._key_seen]
-    before = [m.cache_info().currsize for m in memos]
+    memos = [lines.is_summary_line, urls._checked_seen, text._cleaned_plain, text.key_of]
+    before = [len(m.seen) for m in memos]
     for n in range(3):
-        long = f"{n}摘要，" * (text.MEMO_CHARS // 3 + 1)
+        long = f"{n}摘要，" * (memo.MEMO_CHARS // 3 + 1)
         lines.is_summary_line(long)
         urls.checked_url("https://x.example/" + long)
         text.clean(long)
         text.key_of(long)
-    assert [m.cache_info().currsize for m in memos] == before
+    assert [len(m.seen) for m in memos] == before
+
+
+def test_a_memo_holds_no_more_than_its_budget_and_remembers_within_it() -> None:
+    from ingest.normalize.memo import MEMO_CHARS, text_memo
+
+    calls: list[str] = []
+
+    def upper(s: str) -> str:
+        calls.append(s)
+        return s.upper()
+
+    once = text_memo(upper, budget=10 * MEMO_CHARS)
+    texts = [f"{n:04d}" + "x" * (MEMO_CHARS - 4) for n in range(25)]
+    for t in texts[:10]:
+        assert once(t) == t.upper()
+    assert [once(t) for t in texts[:10]] == [t.upper() for t in texts[:10]]
+    assert len(calls) == 10  # within the budget: each text computed once
+    for t in texts:
+        once(t)
+        assert sum(map(len, once.seen)) <= 10 * MEMO_CHARS
+    assert once("short") == "SHORT" and once("short") == "SHORT" and calls[-1] == "short"
+    assert calls.count("short") == 1
 
 
 _BREAKY = st.text(alphabet=["\r", "\n", "a", "学", " "], max_size=40)

@@ -12,7 +12,9 @@ import operator
 import re
 import unicodedata
 from collections.abc import Callable
-from functools import lru_cache
+from functools import partial
+
+from .memo import text_memo
 
 # ASCII punctuation that CommonMark lets a backslash escape.
 _MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
@@ -96,11 +98,6 @@ def clean(s: str, *, markdown: bool = False, warn: Callable[[str], None] | None 
     return text
 
 
-#: Texts up to this long are remembered (the same summary on many pages); longer ones,
-#: rare and costly to keep, are cleaned each time.
-MEMO_CHARS = 2048
-
-
 def cleaned(s: str, markdown: bool = False) -> tuple[str, tuple[str, ...]]:
     """The cleaned text and the codes of the lossy steps taken (see :func:`clean`)."""
     codes: dict[str, None] = {}
@@ -119,12 +116,14 @@ def cleaned(s: str, markdown: bool = False) -> tuple[str, tuple[str, ...]]:
     return " ".join(s.split()), tuple(codes)
 
 
-_cleaned_seen = lru_cache(maxsize=1 << 14)(cleaned)  # pure: the same text cleans the same way
+#: :func:`cleaned` remembered (pure: the same text cleans the same way), markdown or not.
+_cleaned_md = text_memo(partial(cleaned, markdown=True))
+_cleaned_plain = text_memo(cleaned)
 
 
 def cleaned_once(s: str, markdown: bool = False) -> tuple[str, tuple[str, ...]]:
     """:func:`cleaned`, remembered for texts up to ``MEMO_CHARS`` long."""
-    return (_cleaned_seen if len(s) <= MEMO_CHARS else cleaned)(s, markdown)
+    return (_cleaned_md if markdown else _cleaned_plain)(s)
 
 
 #: Passes of markup and control removal before a field is called pathologically nested.
@@ -172,12 +171,8 @@ def match_key(s: str) -> str:
     return t if not t or t.isalnum() else _NON_WORD.sub("", t)
 
 
-_key_seen = lru_cache(maxsize=1 << 14)(match_key)  # pure: a summary keyed on every page
-
-
-def key_of(s: str) -> str:
-    """:func:`match_key`, remembered for texts met again (see :func:`clean`)."""
-    return _key_seen(s) if len(s) <= MEMO_CHARS else match_key(s)
+#: :func:`match_key`, remembered for texts met again (pure: a summary keyed on every page).
+key_of = text_memo(match_key)
 
 
 def han_only(s: str) -> str:

@@ -26,12 +26,11 @@ import html
 import ipaddress
 import re
 import unicodedata
-from functools import lru_cache
 from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit, urlunsplit
 
 import idna
 
-from .text import MEMO_CHARS
+from .memo import text_memo
 
 # Characters no kept link may hold: C0/C1 controls, blanks, invisible format characters
 # (bidi, zero-width, BOM), lone surrogates, markup and quoting characters, and the
@@ -125,13 +124,13 @@ def check_url(raw: str | None) -> tuple[str | None, tuple[str, str] | None]:
     return _rebuild(parts, scheme, host), None
 
 
-_checked_seen = lru_cache(maxsize=1 << 14)(check_url)
+_checked_seen = text_memo(check_url)
 
 
 def checked_url(raw: str | None) -> tuple[str | None, tuple[str, str] | None]:
     """:func:`check_url`, remembered for links up to ``MEMO_CHARS`` long: a resource's link
     is on every page that lists it."""
-    return _checked_seen(raw) if raw is None or len(raw) <= MEMO_CHARS else check_url(raw)
+    return check_url(None) if raw is None else _checked_seen(raw)
 
 
 def canonical_host(host: str) -> str | None:

@@ -11,9 +11,9 @@ summary is never furniture, so a real listing is never dropped as one.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
-from ...normalize.text import MEMO_CHARS, han_count
+from ...normalize.memo import text_memo
+from ...normalize.text import han_count
 from .base import Line, Page, ends_sentence
 
 #: Longer lines are never furniture (a menu or a copyright line is short).
@@ -71,14 +71,9 @@ def _is_summary_line(s: str) -> bool:
     return han >= 8 and han >= 0.1 * (len(s) - s.count(" "))
 
 
-_summary_line_seen = lru_cache(maxsize=1 << 14)(_is_summary_line)
-
-
-def is_summary_line(s: str) -> bool:
-    """:func:`_is_summary_line`, remembered for lines up to ``MEMO_CHARS`` long: a
-    line-based parser asks it of a line up to three times (as the next line, the one
-    after, a wrapped line), and a summary is on many pages."""
-    return _summary_line_seen(s) if len(s) <= MEMO_CHARS else _is_summary_line(s)
+#: :func:`_is_summary_line`, remembered: a line-based parser asks it of a line up to three
+#: times (as the next line, the one after, a wrapped line), and a summary is on many pages.
+is_summary_line = text_memo(_is_summary_line)
 
 
 def is_furniture(line: str) -> bool:
