@@ -178,16 +178,36 @@ def test_a_relative_input_path_is_read_by_workers_elsewhere(tmp_path: Path, clus
     assert not (tmp_path / "o" / "rejects.jsonl").read_text("utf-8")
 
 
-def test_the_local_cluster_steals_no_work() -> None:
-    """Every step leaves its collection where it was made; a stolen task would drag its
-    partition after it. The cluster ``--engine dask`` starts has no stealing."""
+def test_the_local_cluster_keeps_tasks_where_their_data_is() -> None:
+    """Every step leaves its collection where it was made; a task run elsewhere drags its
+    partition after it. The cluster ``--engine dask`` starts steals no work and takes
+    moving data for dear."""
     from ingest.engines.dask import client_for
 
-    def stealing(dask_scheduler: Any) -> bool:
-        return "stealing" in dask_scheduler.extensions
+    def settings(dask_scheduler: Any) -> tuple[bool, float]:
+        return "stealing" in dask_scheduler.extensions, dask_scheduler.bandwidth
 
     with client_for(None, 1) as client:
         try:
-            assert client.run_on_scheduler(stealing) is False
+            assert client.run_on_scheduler(settings) == (False, 1_000_000)
         finally:
             client.cluster.close()
+
+
+def test_dask_knows_what_parsed_pages_weigh() -> None:
+    """A partition Dask takes for tiny is moved to any free worker, and every record in
+    it pickled: the engine tells Dask what pages, listings and components weigh."""
+    import pickle
+
+    from dask.sizeof import sizeof
+
+    import ingest.engines.dask  # noqa: F401 - registers the sizes, as in every worker
+    from ingest.extract.discover import collect_inputs
+    from ingest.extract.pages import extract_page
+    from ingest.transform.merge import Component, Resolved
+
+    pages = [extract_page(f) for f in collect_inputs([str(SEEDS)])]
+    listings = [x for p in pages for x in p.listings]
+    comps = [Component(items=[Resolved("i", {}, listings, [])])]
+    for records in (pages, listings, comps):
+        assert sizeof(records) >= len(pickle.dumps(records)), type(records[0])

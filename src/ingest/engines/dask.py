@@ -21,18 +21,31 @@ from typing import Any
 from xxhash import xxh64_intdigest
 
 from ..errors import UsageError
+from ..records.internal import Listing, PageResult
 from ..records.output import RunOutput
 from ..steps import Context, Step, formed_groups, run_steps
+from ..transform.merge import Component
 from .local import NO_COLLECTIONS, set_gc_threshold
+
+#: The scheduler of the local cluster keeps tasks where their data is. Every step leaves
+#: its collection persisted where it was made, and a task run elsewhere drags its
+#: partition (megabytes of records, pickled and unpickled) after it. So no work stealing,
+#: and a bandwidth that makes moving data dearer than waiting for a busy worker (with the
+#: records' sizes made known, below). The steps of a 100 MB run on two workers (task
+#: stream, three runs each): with Dask's defaults 19.4-23.9 s, data moved 20-22 times for
+#: 11-16 s; with the sizes known but the default bandwidth 17.5-18.3 s, 10-13 times; with
+#: these settings 13.4-15.8 s, 5-6 times, all in the shuffles, where it must. A scheduler
+#: of your own takes them from ``DASK_DISTRIBUTED__SCHEDULER__WORK_STEALING=False`` and
+#: ``DASK_DISTRIBUTED__SCHEDULER__BANDWIDTH=1000000``.
+LOCAL_CLUSTER = {
+    "distributed.scheduler.work-stealing": False,
+    "distributed.scheduler.bandwidth": 1_000_000,
+}
 
 
 def client_for(scheduler: str | None, workers: int) -> Any:
     """A client of the scheduler at ``scheduler``, or of a local cluster of ``workers``
-    processes. The local cluster does not steal work: every step leaves its collection
-    persisted where it was made, and a task stolen away from its partition drags the
-    partition (megabytes of listings) after it; at 100 MB on two workers a run took
-    22.8-25.6 s with stealing and 19.3-21.8 s without, alternating, four runs each.
-    (Give a scheduler of your own ``DASK_DISTRIBUTED__SCHEDULER__WORK_STEALING=False``.)"""
+    processes (see :data:`LOCAL_CLUSTER`)."""
     try:
         import dask
         from dask.distributed import Client, LocalCluster
@@ -45,7 +58,7 @@ def client_for(scheduler: str | None, workers: int) -> Any:
             return Client(scheduler, timeout="10s")
         except OSError as e:
             raise UsageError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from e
-    with dask.config.set({"distributed.scheduler.work-stealing": False}):
+    with dask.config.set(LOCAL_CLUSTER):
         cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
         )
@@ -236,3 +249,38 @@ def _no_collections(client: Any) -> Iterator[None]:
     finally:
         for address, thresholds in old.items():
             client.run(set_gc_threshold, thresholds, workers=[address])
+
+
+# --------------------------------------------------------------------------- sizes
+
+#: What a record weighs in a worker's memory, roughly: its text (two bytes a character)
+#: and its objects' shells. Dask sizes a list by a sample of its items, and an object it
+#: does not know by its shell alone (``sys.getsizeof``): 200 parsed pages were 33 KB to
+#: it (0.8 MB pickled, 1.5 MB by these estimates). A scheduler that takes a partition for tiny moves it to wherever a worker
+#: is free, and the move costs a pickling of every record (see :data:`LOCAL_CLUSTER`).
+
+
+def listing_size(x: Listing) -> int:
+    texts = (x.summary_zh, x.key, x.title_zh, x.title_original, x.url, x.publisher)
+    return 400 + 2 * sum(len(t) for t in texts if t)
+
+
+def page_size(page: PageResult) -> int:
+    return 1000 + sum(map(listing_size, page.listings))
+
+
+def component_size(comp: Component) -> int:
+    return 500 + sum(listing_size(x) for r in comp.items for x in r.members)
+
+
+def _register_sizes() -> None:
+    try:
+        from dask.sizeof import sizeof
+    except ImportError:  # the optional extra is missing: client_for says so
+        return
+    sizeof.register(Listing)(listing_size)
+    sizeof.register(PageResult)(page_size)
+    sizeof.register(Component)(component_size)
+
+
+_register_sizes()  # here, and in each worker: it imports this module for the step functions
