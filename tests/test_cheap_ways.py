@@ -60,7 +60,13 @@ def test_a_parsed_page_survives_pickling(protocol: int) -> None:
     assert back == page and back.listings[0].prov == page.listings[0].prov
 
 
-@given(st.text(alphabet=["\r", "\n", "a"], max_size=30), st.data())
+@given(
+    st.one_of(
+        st.text(alphabet=["\r", "\n", "a"], max_size=30),
+        st.text(alphabet=["\n", "a", "学"], max_size=30),  # LF alone: the pages' usual way
+    ),
+    st.data(),
+)
 def test_line_numbers_counted_and_looked_up_agree(text: str, data: st.DataObject) -> None:
     """A page counts its first few line numbers and then builds a list of line starts:
     both ways give each offset the line ``split_lines`` puts it on."""

@@ -256,8 +256,9 @@ def _no_collections(client: Any) -> Iterator[None]:
 #: What a record weighs in a worker's memory, roughly: its text (two bytes a character)
 #: and its objects' shells. Dask sizes a list by a sample of its items, and an object it
 #: does not know by its shell alone (``sys.getsizeof``): 200 parsed pages were 33 KB to
-#: it (0.8 MB pickled, 1.5 MB by these estimates). A scheduler that takes a partition for tiny moves it to wherever a worker
-#: is free, and the move costs a pickling of every record (see :data:`LOCAL_CLUSTER`).
+#: it (0.8 MB pickled, 1.5 MB by these estimates). A scheduler that takes a partition for
+#: tiny moves it to wherever a worker is free, and the move costs a pickling of every
+#: record (see :data:`LOCAL_CLUSTER`).
 
 
 def listing_size(x: Listing) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
+from itertools import accumulate
 from typing import NamedTuple
 
 from ...normalize.text import cleaned_once
@@ -88,12 +89,11 @@ def next_break(text: str, pos: int, stop: int) -> tuple[int, int] | None:
     return (lf, lf + 1) if lf >= 0 else None
 
 
-def _breaks(text: str) -> Iterator[tuple[int, int]]:
-    """Where each line break of ``text`` starts and ends, in order."""
-    pos, stop = 0, len(text)
-    while (found := next_break(text, pos, stop)) is not None:
-        yield found
-        pos = found[1]
+def _line_starts(text: str) -> list[int]:
+    """Where each line of ``text`` after the first starts (the end of each line break)."""
+    if "\r" not in text:  # the usual case: summed in C from str.split's pieces
+        return list(accumulate(len(piece) + 1 for piece in text.split("\n")[:-1]))
+    return [m.end() for m in LINE_BREAK.finditer(text)]
 
 
 #: Line numbers a page counts before it builds the list of its line starts.
@@ -170,7 +170,7 @@ class Page:
             if self._counted < _COUNTED_LINES:
                 self._counted += 1
                 return line_at(self.text, offset)
-            self._breaks = [end for _, end in _breaks(self.text)]
+            self._breaks = _line_starts(self.text)
         return bisect_right(self._breaks, offset) + 1
 
     def lines_in(self, start: int, stop: int) -> list[Line]:
@@ -204,7 +204,7 @@ class Page:
 
     def may_be_bad(self, size: int) -> bool:
         """Could :meth:`bad_raw` refuse raw text of ``size`` characters? Only on a page with
-        invalid bytes, or over the field cap (the usual listing is built no text to check)."""
+        invalid bytes, or over the field cap (the usual listing needs no raw text built)."""
         return self._has_bad_bytes or size > MAX_FIELD_CHARS
 
     def bad_raw(self, raw: str) -> tuple[str, str] | None:
