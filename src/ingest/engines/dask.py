@@ -32,9 +32,9 @@ from .local import NO_COLLECTIONS, set_gc_threshold
 #: partition (megabytes of records, pickled and unpickled) after it. So no work stealing,
 #: and a bandwidth that makes moving data dearer than waiting for a busy worker (with the
 #: records' sizes made known, below). The steps of a 100 MB run on two workers (task
-#: stream, three runs each): with Dask's defaults 19.4-23.9 s, data moved 20-22 times for
-#: 11-16 s; with the sizes known but the default bandwidth 17.5-18.3 s, 10-13 times; with
-#: these settings 13.4-15.8 s, 5-6 times, all in the shuffles, where it must. A scheduler
+#: stream, two or three runs each): with stealing off alone 19.4-23.9 s, data moved 20-22
+#: times for 11-16 s; with the sizes known too 17.5-18.3 s, 10-13 times; with the bandwidth
+#: as well 13.4-15.8 s, 5-6 times, all in the shuffles, where it must. A scheduler
 #: of your own takes them from ``DASK_DISTRIBUTED__SCHEDULER__WORK_STEALING=False`` and
 #: ``DASK_DISTRIBUTED__SCHEDULER__BANDWIDTH=1000000``.
 LOCAL_CLUSTER = {
