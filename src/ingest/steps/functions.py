@@ -42,10 +42,11 @@ def with_slugs(page: PageResult, ctx: Context) -> list[Listing]:
 def by_summary(xs: list[Listing], ctx: Context) -> list[list[tuple[str, None]]]:
     """Each listing's summary key, once a batch: a key met earlier in the batch gives none
     (a resource listed on many pages is one key, and only the keys travel)."""
-    first = {k: n for n, k in reversed(list(enumerate(map(summary_key, xs))))}
-    out: list[list[tuple[str, None]]] = [[] for _ in xs]
-    for key, n in first.items():
-        out[n] = [(key, None)]
+    seen: set[str] = set()
+    out: list[list[tuple[str, None]]] = []
+    for key in map(summary_key, xs):
+        out.append([] if key in seen else [(key, None)])
+        seen.add(key)
     return out
 
 
@@ -84,11 +85,8 @@ def by_component(xs: list[Listing], ctx: Context) -> list[list[tuple[str, Listin
 
 def resolve(label: str, listings: list[Listing], ctx: Context) -> list[Component]:
     """One component's listings: its units (one per summary key, in key order), settled."""
-    keys = list(map(summary_key, listings))
-    if len(set(keys)) == 1:  # the usual case: a component of one unit
-        units = [units_of(keys[0], listings)]
-    else:
-        units = [units_of(k, xs) for k, xs in formed_groups([zip(keys, listings, strict=True)])]
+    by_key = formed_groups([zip(map(summary_key, listings), listings, strict=True)])
+    units = [units_of(key, xs) for key, xs in by_key]
     return [resolve_component(units, ctx.components.edges_of.get(label, []))]
 
 

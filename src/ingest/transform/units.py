@@ -45,8 +45,8 @@ class Unit:
 
     def __post_init__(self) -> None:
         self.pages.update([(x.prov.sha256, x.prov.format) for x in self.listings])
-        named = {x.title_original for x in self.listings} - {None, ""}
-        self.titles.update(map(key_of, named))  # type: ignore[arg-type]
+        named = {x.title_original for x in self.listings if x.title_original}
+        self.titles.update(map(key_of, named))
 
 
 def summary_key(x: Listing) -> str:

@@ -209,6 +209,8 @@ class Page:
 
     def bad_raw(self, raw: str) -> tuple[str, str] | None:
         """A reason to refuse a listing whose raw text is unusable, or None."""
+        if not self.may_be_bad(len(raw)):
+            return None
         m = ESCAPED_BYTE.search(raw) if self._has_bad_bytes else None
         if m is not None:
             tail = self._cut_tail
