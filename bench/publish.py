@@ -26,12 +26,14 @@ import uuid
 from pathlib import Path
 from random import Random
 
+from msgspec.structs import replace
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from ingest.outputs.folder import FolderWriter
 from ingest.outputs.published import load_publish
-from ingest.records.output import Item, ItemTopic, RunOutput
+from ingest.records.output import Item, ItemTopic
+from ingest.records.run import RunOutput
 from ingest.state.changes import change_set, counts
 from ingest.state.previous import load
 
@@ -84,9 +86,9 @@ def derive_b(a: Path, b: Path, fraction: float, seed: int) -> int:
         picked[n * 8 // 10 :],
     )
     for k in reword:
-        items[k] = items[k].model_copy(update={"summary_zh": items[k].summary_zh + "（修订）"})
+        items[k] = replace(items[k], summary_zh=items[k].summary_zh + "（修订）")
     for k in retitle:
-        items[k] = items[k].model_copy(update={"title_zh": (items[k].title_zh or "") + "（新版）"})
+        items[k] = replace(items[k], title_zh=(items[k].title_zh or "") + "（新版）")
     for k in remove:
         del items[k]
         for slug in topic_items:
@@ -96,16 +98,15 @@ def derive_b(a: Path, b: Path, fraction: float, seed: int) -> int:
         new = _new_item(rnd.choice(reword), items, slug, m)
         items[new.id] = new
         topic_items[slug].append(new.id)
-    topics = [t.model_copy(update={"items": topic_items[t.slug]}) for t in run_a.topics]
+    topics = [replace(t, items=topic_items[t.slug]) for t in run_a.topics]
     new_items = sorted(items.values(), key=lambda i: i.id)
     changes = change_set(before_i, before_t, new_items, topics)
     rep = run_a.report
-    report = rep.model_copy(
-        update={
-            "run": rep.run.model_copy(update={"sequence": rep.run.sequence + 1}),
-            "changes": counts(changes),
-            "totals": rep.totals.model_copy(update={"items": len(new_items)}),
-        }
+    report = replace(
+        rep,
+        run=replace(rep.run, sequence=rep.run.sequence + 1),
+        changes=counts(changes),
+        totals=replace(rep.totals, items=len(new_items)),
     )
     with FolderWriter(b) as writer:
         # B's pages are A's: its state links A's packs and reads no input.
@@ -120,13 +121,12 @@ def _no_input(name: str) -> bytes | None:
 def _new_item(template: str, items: dict[str, Item], slug: str, m: int) -> Item:
     base = items[template]
     member = ItemTopic(slug=slug, rank=None, level=None, level_label=None)
-    return base.model_copy(
-        update={
-            "id": f"zzbench{m:06d}",
-            "summary_zh": f"新增条目 {m}：" + base.summary_zh,
-            "topics": [member],
-            "related": [],
-        }
+    return replace(
+        base,
+        id=f"zzbench{m:06d}",
+        summary_zh=f"新增条目 {m}：" + base.summary_zh,
+        topics=[member],
+        related=[],
     )
 
 

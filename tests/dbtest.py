@@ -19,7 +19,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
+from msgspec.structs import replace
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import URL, make_url
 
@@ -27,7 +29,8 @@ from ingest.outputs.atomic import publish
 from ingest.outputs.ownership import marker
 from ingest.outputs.published import load_publish
 from ingest.outputs.render import render
-from ingest.records.output import Item, RunOutput, Topic
+from ingest.records.output import Item, Topic
+from ingest.records.run import RunOutput
 from ingest.state.changes import change_set, counts
 from ingest.state.previous import MARKER
 
@@ -142,22 +145,19 @@ def derive(base: Path, dest: Path, edit: Edit) -> Path:
     JSON, in place; it returns old id → id merged into), with ``changes.jsonl``, the
     report's change counts, totals and ``run.sequence`` as ``ingest run`` would write them."""
     run = load_publish(base)
-    items = [i.model_dump(mode="json") for i in run.items]
-    topics = [t.model_dump(mode="json") for t in run.topics]
+    items = [msgspec.to_builtins(i) for i in run.items]
+    topics = [msgspec.to_builtins(t) for t in run.topics]
     before_i = _by(items, "id")
     before_t = _by(topics, "slug")
     merged = edit(items, topics)
-    new_items = sorted((Item.model_validate(d) for d in items), key=lambda i: i.id)
-    new_topics = sorted((Topic.model_validate(d) for d in topics), key=lambda t: t.slug)
+    new_items = sorted((msgspec.convert(d, Item) for d in items), key=lambda i: i.id)
+    new_topics = sorted((msgspec.convert(d, Topic) for d in topics), key=lambda t: t.slug)
     changes = change_set(before_i, before_t, new_items, new_topics, merged)
-    report = run.report.model_copy(
-        update={
-            "run": run.report.run.model_copy(update={"sequence": run.report.run.sequence + 1}),
-            "changes": counts(changes),
-            "totals": run.report.totals.model_copy(
-                update={"items": len(new_items), "topics": len(new_topics)}
-            ),
-        }
+    report = replace(
+        run.report,
+        run=replace(run.report.run, sequence=run.report.run.sequence + 1),
+        changes=counts(changes),
+        totals=replace(run.report.totals, items=len(new_items), topics=len(new_topics)),
     )
     out = RunOutput(new_items, new_topics, run.rejects, report, changes)
     publish(dest, {**render(out), MARKER: marker()})  # records only: no state/ to derive

@@ -190,7 +190,7 @@ def test_a_finished_run_leaves_none_of_its_records_alive(tmp_path: Path) -> None
     The collector is off during the run, so only reference counts can free them."""
     from ingest.cli import main
     from ingest.records.internal import Listing
-    from ingest.records.output import RunOutput
+    from ingest.records.run import RunOutput
 
     def alive() -> set[int]:
         return {id(o) for o in gc.get_objects() if isinstance(o, RunOutput | Listing)}

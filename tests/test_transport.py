@@ -15,19 +15,19 @@ def _seed_parts() -> list[Finished]:
     return run_steps(LocalEngine(), collect_inputs([str(SEEDS)])).parts
 
 
-def test_finished_records_cross_as_json_and_come_back_equal() -> None:
+def test_finished_records_cross_as_messagepack_and_come_back_equal() -> None:
     parts = _seed_parts()
     assert any(p.items and p.entries for p in parts)
     for part in parts:
         data = pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
-        assert b'"items":[' in data  # as JSON, not as pickled models
+        assert b"_from_msgpack" in data and b"Item" not in data  # one blob, no pickled records
         assert pickle.loads(data) == part
 
 
-def test_finished_records_json_cannot_hold_are_pickled_as_they_are() -> None:
+def test_finished_records_messagepack_cannot_hold_are_pickled_as_they_are() -> None:
     part = _seed_parts()[0]
     part.warnings.append("a lone surrogate \udcff in a warning")
     part.near_merges, part.order_joins = 2, 3
     data = pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
-    assert b'"items":[' not in data
+    assert b"_from_msgpack" not in data
     assert pickle.loads(data) == part

@@ -21,7 +21,7 @@ from .extract.discover import InputFile, collect_inputs
 from .extract.read import read_bytes
 from .outputs.folder import FolderWriter
 from .outputs.ownership import check_apart
-from .records.output import RunOutput
+from .records.run import RunOutput
 from .state.guard import shrink
 from .state.pages import stored_pages
 from .state.previous import RunSettings

@@ -1,33 +1,90 @@
-"""Schemas: generate the JSON Schemas of the output from the models; validate a folder."""
+"""Schemas: generate the JSON Schemas of the output from its records; validate a folder.
+
+The records are msgspec Structs (:mod:`.records.output`); their schemas are written by
+pydantic, from a model made of each record (same name, docstring, fields, constraints and
+descriptions), in the form ``schemas/`` has had since the first release.
+"""
 
 from __future__ import annotations
 
 import json
+import types
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Union, get_args, get_origin
 
+import msgspec
 from jsonschema import Draft202012Validator
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .errors import UsageError
 from .outputs.atomic import KEEP_FILES, atomic_write_bytes
-from .records.output import FILES, PAGE, Change, Item, Reject, Report, Topic
+from .records.output import Change, Item, Out, Reject, Report, Topic
+from .records.run import FILES, PAGE
 
-SCHEMA_NAMES: dict[str, type[BaseModel]] = {
+SCHEMA_NAMES: dict[str, type[Out]] = {
     "item": Item,
     "topic": Topic,
     "reject": Reject,
     "change": Change,
     "report": Report,
 }
+#: What a field's ``msgspec.Meta`` says that the schemas carry.
+_META = ("ge", "le", "gt", "lt", "pattern", "min_length", "max_length", "description")
+
+
+@cache
+def model_of(record: type[Out]) -> type[BaseModel]:
+    """The pydantic model of a record type (for its JSON Schema): fields, defaults,
+    constraints, descriptions and docstring as the record has them; unknown fields refused."""
+    fields: dict[str, Any] = {}
+    for f in msgspec.structs.fields(record):
+        kind, meta = _split(f.type)
+        extra: dict[str, Any] = {}
+        if f.default_factory is not msgspec.NODEFAULT:
+            extra["default_factory"] = f.default_factory
+        elif f.default is not msgspec.NODEFAULT:
+            extra["default"] = f.default
+        fields[f.name] = (_pydantic_type(kind), Field(**meta, **extra))
+    return create_model(
+        record.__name__,
+        __config__=ConfigDict(extra="forbid", frozen=True),
+        __doc__=record.__doc__,
+        **fields,
+    )
+
+
+def _split(kind: Any) -> tuple[Any, dict[str, Any]]:
+    """A field's type without its ``Annotated`` metadata, and what that metadata says."""
+    if get_origin(kind) is not Annotated:
+        return kind, {}
+    base, *metas = get_args(kind)
+    said = {k: v for m in metas for k in _META if (v := getattr(m, k, None)) is not None}
+    return base, said
+
+
+def _pydantic_type(kind: Any) -> Any:
+    """A record field's type with each record in it replaced by its model and each
+    ``Meta`` by the ``Field`` that says the same."""
+    if isinstance(kind, type) and issubclass(kind, Out):
+        return model_of(kind)
+    origin, args = get_origin(kind), get_args(kind)
+    if origin is Annotated:
+        base, meta = _split(kind)
+        return Annotated[_pydantic_type(base), Field(**meta)]
+    if origin in (Union, types.UnionType):
+        return Union[tuple(_pydantic_type(a) for a in args)]  # noqa: UP007
+    if origin in (list, dict):
+        return origin[tuple(_pydantic_type(a) for a in args)]
+    return kind
 
 
 def schemas() -> dict[str, bytes]:
-    """``schemas/<name>.schema.json`` contents, generated from the pydantic models."""
+    """``schemas/<name>.schema.json`` contents, generated from the output records."""
     out = {}
-    for name, model in SCHEMA_NAMES.items():
-        schema = model.model_json_schema(mode="serialization")
+    for name, record in SCHEMA_NAMES.items():
+        schema = model_of(record).model_json_schema(mode="serialization")
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
         schema["$id"] = f"{name}.schema.json"
         text = json.dumps(schema, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
@@ -39,12 +96,13 @@ def validate_dir(folder: Path) -> list[str]:
     """Check a folder written by ``ingest run``: schemas, order, references, accounting."""
     problems: list[str] = []
     docs: dict[str, list[dict[str, Any]]] = {}
-    for fname, model in FILES.items():
+    for fname, record in FILES.items():
         path = folder / fname
         if not path.is_file():
             problems.append(f"{path}: missing")
             continue
-        validator = Draft202012Validator(model.model_json_schema(mode="serialization"))
+        schema = model_of(record).model_json_schema(mode="serialization")
+        validator = Draft202012Validator(schema)
         docs[fname] = list(_records(path, problems))
         for n, doc in enumerate(docs[fname], 1):
             for err in validator.iter_errors(doc):

@@ -22,7 +22,7 @@ from xxhash import xxh64_intdigest
 
 from ..errors import UsageError
 from ..records.internal import Listing, PageResult
-from ..records.output import RunOutput
+from ..records.run import RunOutput
 from ..steps import Context, Step, formed_groups, run_steps
 from ..transform.merge import Component
 from .local import NO_COLLECTIONS, set_gc_threshold

@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from ..records.output import RunOutput
+from ..records.run import RunOutput
 from ..steps import Context, Step, formed_groups, run_steps
 from .pool import pmap
 

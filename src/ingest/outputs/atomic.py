@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 
 from ..errors import PublishError
-from ..records.output import Content
+from ..records.run import Content
 from .faults import FAULT_ENV, FAULT_POINTS, Fault
 from .files import atomic_write_bytes, fsync_dir, read_pieces, write_file
 from .lock import is_held

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..errors import PublishError
-from ..records.output import Content
+from ..records.run import Content
 
 __all__ = ["atomic_write_bytes", "fsync_dir", "read_pieces", "write_file"]
 

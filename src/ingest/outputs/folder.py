@@ -13,7 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from ..records.output import RunOutput
+from ..records.run import RunOutput
 from ..state.pages import InputReader, state_files
 from ..state.previous import MARKER, Previous, load
 from .atomic import publish

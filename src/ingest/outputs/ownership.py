@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .. import SCHEMA_VERSION
 from ..errors import UsageError
-from ..records.output import FILES, PAGE
+from ..records.run import FILES, PAGE
 from ..state.previous import MARKER, STATE, STATE_VERSION
 from .atomic import KEEP_FILES
 

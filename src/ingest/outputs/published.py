@@ -12,19 +12,22 @@ items), since a database refuses rows that point nowhere.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, TypeVar
 
-from pydantic import BaseModel, ValidationError
+import msgspec
 
 from ..errors import UsageError
-from ..records.output import FILES, Change, Item, Reject, Report, RunOutput, Topic
+from ..records.output import Change, Item, Out, Reject, Report, Topic
+from ..records.run import FILES, RunOutput
+from ..records.serial import decoder
 
 _TRIES = 3
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound=Out)
 
 
 def load_publish(folder: Path) -> RunOutput:
@@ -93,13 +96,18 @@ def _one(path: Path, data: bytes, model: type[M]) -> M:
 
 def _model(path: Path, line: int, data: bytes, model: type[M]) -> M:
     try:
-        return model.model_validate_json(data)
-    except ValidationError as e:
-        err = e.errors(include_url=False)[0]
-        where = "/".join(str(p) for p in err["loc"]) or "(record)"
+        record: M = decoder(model).decode(data)
+    except msgspec.DecodeError as e:
+        msg, _, at = str(e).partition(" - at `$")
+        where = _AT.sub(r"/\1", at.rstrip("`").replace(".", "/")).strip("/") or "(record)"
         raise UsageError(
-            f"{path}: line {line}: not a record of ingest schema 1.1: {where}: {err['msg']}"
+            f"{path}: line {line}: not a record of ingest schema 1.1: {where}: {msg}"
         ) from None
+    return record
+
+
+#: An index in msgspec's path of an error (``$.sources[0].file``), a step of ours (``/0``).
+_AT = re.compile(r"\[(\d+)\]")
 
 
 def check_references(run: RunOutput, folder: Path) -> None:

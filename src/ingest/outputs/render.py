@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..records.output import PAGE, Content, RunOutput, json_bytes, jsonl
+from ..records.run import PAGE, Content, RunOutput
+from ..records.serial import json_bytes, jsonl
 from .page import page_pieces
 
 

@@ -1,20 +1,20 @@
-"""Output records: pydantic models (``extra="forbid"``), built once per record at the end.
+"""Output records: msgspec Structs (unknown fields refused), the only definition of the contract.
 
-``schemas/`` is generated from :class:`Item`, :class:`Topic`, :class:`Reject` and
-:class:`Report`; :class:`RunOutput` is what every writer receives.
+``schemas/`` is generated from :class:`Item`, :class:`Topic`, :class:`Reject`,
+:class:`Change` and :class:`Report` (:mod:`ingest.schema`); every record is checked against
+its type as it is written (:mod:`.serial`). What a run hands its writers is :mod:`.run`.
+A field's description is its ``Meta``; a record's is its docstring (both go into the schemas).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from msgspec import Meta, Struct
 
-ItemId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{5,39}$")]
-Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,79}$")]
+ItemId = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9-]{5,39}$")]
+Slug = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9-]{0,79}$")]
 Kind = Literal[
     "blog",
     "post",
@@ -31,38 +31,45 @@ Kind = Literal[
 Level = Literal["beginner", "intermediate", "advanced"]
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class Out(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
+    """The base of every output record: immutable (each record says so again, for mypy),
+    and never in a reference cycle."""
 
 
-class Source(_Out):
+class Source(Out, frozen=True):
     """One listing merged into a record."""
 
-    file: str = Field(description="Input file, relative to the folder given on the command line")
+    file: Annotated[
+        str, Meta(description="Input file, relative to the folder given on the command line")
+    ]
     sha256: str
     format: Literal["topic-page", "topic-list", "item-page"]
-    locator: str = Field(description="Where in the file, e.g. 'listing 12' or 'line 5'")
-    byte_offset: int = Field(ge=0, description="Byte offset of the listing in the raw file")
-    line: int = Field(ge=1, description="1-based line of the listing in the file")
+    locator: Annotated[str, Meta(description="Where in the file, e.g. 'listing 12' or 'line 5'")]
+    byte_offset: Annotated[
+        int, Meta(ge=0, description="Byte offset of the listing in the raw file")
+    ]
+    line: Annotated[int, Meta(ge=1, description="1-based line of the listing in the file")]
 
 
-class ItemTopic(_Out):
+class ItemTopic(Out, frozen=True):
     """An item's membership in one topic."""
 
     slug: Slug
-    rank: int | None = Field(description="Its number on the topic page; null if only a list")
+    rank: Annotated[
+        int | None, Meta(description="Its number on the topic page; null if only a list")
+    ]
     level: Level | None
     level_label: str | None
 
 
-class PublishedEstimate(_Out):
+class PublishedEstimate(Out, frozen=True):
     """The dates a relative age (``5 个月前``) can mean, given the crawl date."""
 
     earliest: dt.date
     latest: dt.date
 
 
-class Item(_Out):
+class Item(Out, frozen=True):
     """One real-world resource. All strings are plain text (consumers must escape)."""
 
     id: ItemId
@@ -70,14 +77,15 @@ class Item(_Out):
     kind_label: str | None
     title_zh: str | None
     title_original: str | None
-    original_language: str | None = Field(description="ISO 639-1 code of title_original")
+    original_language: Annotated[str | None, Meta(description="ISO 639-1 code of title_original")]
     summary_zh: str
-    url: str | None = Field(description="Absolute http(s) URL or null")
+    url: Annotated[str | None, Meta(description="Absolute http(s) URL or null")]
     publisher: str | None
     published_ago: str | None
-    published_estimate: PublishedEstimate | None = Field(
-        description="Dates published_ago can mean, from --crawled-at; null without it"
-    )
+    published_estimate: Annotated[
+        PublishedEstimate | None,
+        Meta(description="Dates published_ago can mean, from --crawled-at; null without it"),
+    ]
     rating: str | None
     collected_on: dt.date | None
     topics: list[ItemTopic]
@@ -85,17 +93,17 @@ class Item(_Out):
     sources: list[Source]
 
 
-class Site(_Out):
+class Site(Out, frozen=True):
     name: str | None
     url: str | None
 
 
-class Declared(_Out):
+class Declared(Out, frozen=True):
     count: int | None
     levels: dict[str, int]
 
 
-class Topic(_Out):
+class Topic(Out, frozen=True):
     """One topic, joined from its topic page and topic-list views."""
 
     slug: Slug
@@ -107,63 +115,72 @@ class Topic(_Out):
     notice: str | None
     order_note: str | None
     declared: Declared | None
-    items: list[ItemId] = Field(description="Item ids in rank order; list-only items last")
+    items: Annotated[list[ItemId], Meta(description="Item ids in rank order; list-only items last")]
     sources: list[Source]
 
 
-class Reject(_Out):
+class Reject(Out, frozen=True):
     """Something read that did not become (part of) a record, and why."""
 
     file: str
     locator: str
-    reason: str = Field(description="Reason code, e.g. EMPTY_INPUT, BINARY_CONTENT")
+    reason: Annotated[str, Meta(description="Reason code, e.g. EMPTY_INPUT, BINARY_CONTENT")]
     excerpt: str
     message: str
-    byte_offset: int = Field(ge=0)
-    line: int = Field(ge=1)
+    byte_offset: Annotated[int, Meta(ge=0)]
+    line: Annotated[int, Meta(ge=1)]
     format: str | None
 
 
-class FileReport(_Out):
+class FileReport(Out, frozen=True):
     file: str
-    origin: Literal["input", "state"] = Field(
-        description="input: given on the command line; state: kept by an earlier publish "
-        "and read again by --merge"
-    )
+    origin: Annotated[
+        Literal["input", "state"],
+        Meta(
+            description="input: given on the command line; state: kept by an earlier publish "
+            "and read again by --merge"
+        ),
+    ]
     sha256: str
     bytes: int
     encoding: str | None
     format: str | None
     parser: str | None
-    listings: int = Field(description="Listings read from the file (used + rejected)")
+    listings: Annotated[int, Meta(description="Listings read from the file (used + rejected)")]
     rejected_listings: int
     status: Literal["ok", "partial", "rejected"]
     warnings: list[str]
-    marks: list[str] = Field(
-        default_factory=list,
-        description="Structural marks found in the file, in page order (e.g. heading, "
-        "category, website, section, listings, footer, source; description, stats, entries; "
-        "byline, entry, key_values, related_heading, related): a layout change shows as a "
-        "mark missing",
-    )
+    marks: Annotated[
+        list[str],
+        Meta(
+            description="Structural marks found in the file, in page order (e.g. heading, "
+            "category, website, section, listings, footer, source; description, stats, "
+            "entries; byline, entry, key_values, related_heading, related): a layout change "
+            "shows as a mark missing"
+        ),
+    ] = []
 
 
-class Totals(_Out):
+class Totals(Out, frozen=True):
     files: int
-    listings: int = Field(description="Listings read; = listings_merged + listings_rejected")
+    listings: Annotated[
+        int, Meta(description="Listings read; = listings_merged + listings_rejected")
+    ]
     listings_merged: int
     listings_rejected: int
     items: int
     topics: int
-    aligned_titles: int = Field(description="Items that carry both title_zh and title_original")
-    merges: int = Field(description="Listings merged into an item another listing started")
+    aligned_titles: Annotated[
+        int, Meta(description="Items that carry both title_zh and title_original")
+    ]
+    merges: Annotated[int, Meta(description="Listings merged into an item another listing started")]
     near_duplicate_merges: int
-    order_alignments: int = Field(description="Topic-list entries joined by shared order")
-    rejects: int = Field(description="Lines of rejects.jsonl (listings and whole files)")
+    order_alignments: Annotated[int, Meta(description="Topic-list entries joined by shared order")]
+    rejects: Annotated[int, Meta(description="Lines of rejects.jsonl (listings and whole files)")]
     warnings: int
 
 
-class TopicCheck(_Out):
+class TopicCheck(Out, frozen=True):
     slug: str
     declared_count: int | None
     found_count: int
@@ -172,84 +189,90 @@ class TopicCheck(_Out):
     ok: bool
 
 
-class ConflictValue(_Out):
+class ConflictValue(Out, frozen=True):
     value: str
     sources: list[str]
 
 
-class Conflict(_Out):
-    record: str = Field(description="Item id or topic slug")
+class Conflict(Out, frozen=True):
+    record: Annotated[str, Meta(description="Item id or topic slug")]
     field: str
     chosen: str
     values: list[ConflictValue]
 
 
-class DecisionSide(_Out):
+class DecisionSide(Out, frozen=True):
     """One of the two listings an identity decision joined."""
 
     summary_zh: str
-    title: str | None = Field(description="The listing's Chinese or original title")
-    source: str = Field(description="'file: locator', or 'previous publish' for its item")
+    title: Annotated[str | None, Meta(description="The listing's Chinese or original title")]
+    source: Annotated[str, Meta(description="'file: locator', or 'previous publish' for its item")]
 
 
-class Decision(_Out):
+class Decision(Out, frozen=True):
     """Two texts judged one resource by similarity rather than by an exact key."""
 
     item: ItemId
-    kind: Literal["near-duplicate", "order", "previous"] = Field(
-        description="near-duplicate summaries; a topic-list entry placed by the topic "
-        "page's order; an item of the previous publish matched by evidence (its id kept)"
-    )
-    score: float = Field(description="Similarity of the two summaries, 0-100")
-    evidence: str = Field(description="What joined them, in words")
+    kind: Annotated[
+        Literal["near-duplicate", "order", "previous"],
+        Meta(
+            description="near-duplicate summaries; a topic-list entry placed by the topic "
+            "page's order; an item of the previous publish matched by evidence (its id kept)"
+        ),
+    ]
+    score: Annotated[float, Meta(description="Similarity of the two summaries, 0-100")]
+    evidence: Annotated[str, Meta(description="What joined them, in words")]
     a: DecisionSide
     b: DecisionSide
 
 
-class ItemEvidence(_Out):
+class ItemEvidence(Out, frozen=True):
     """One line of ``state/evidence.jsonl``: what later runs recognise an item by."""
 
     id: ItemId
-    since: int = Field(ge=1, description="The sequence of the publish that first had this id")
-    keys: list[str] = Field(description="Summary match keys seen for it, its own first")
-    titles: list[str] = Field(description="Original-title match keys seen for it")
+    since: Annotated[
+        int, Meta(ge=1, description="The sequence of the publish that first had this id")
+    ]
+    keys: Annotated[list[str], Meta(description="Summary match keys seen for it, its own first")]
+    titles: Annotated[list[str], Meta(description="Original-title match keys seen for it")]
 
 
-class Change(_Out):
+class Change(Out, frozen=True):
     """One line of changes.jsonl: what this publish changed against the previous one."""
 
     entity: Literal["item", "topic"]
     op: Literal["added", "changed", "removed", "merged"]
-    id: str = Field(description="Item id or topic slug")
-    fields: list[str] = Field(description="Sorted names of the changed fields ('changed')")
-    into: str | None = Field(description="The surviving id ('merged'), else null")
+    id: Annotated[str, Meta(description="Item id or topic slug")]
+    fields: Annotated[list[str], Meta(description="Sorted names of the changed fields ('changed')")]
+    into: Annotated[str | None, Meta(description="The surviving id ('merged'), else null")]
 
 
-class OpCounts(_Out):
+class OpCounts(Out, frozen=True):
     added: int
     changed: int
     removed: int
     merged: int
 
 
-class ChangeCounts(_Out):
+class ChangeCounts(Out, frozen=True):
     items: OpCounts
     topics: OpCounts
 
 
-class RunInfo(_Out):
+class RunInfo(Out, frozen=True):
     """What this run built on."""
 
-    mode: Literal["snapshot", "merge"] = Field(
-        description="snapshot: the inputs are the whole crawl; merge: added to the state"
-    )
-    sequence: int = Field(ge=1, description="1 for a first publish, +1 for each one after")
+    mode: Annotated[
+        Literal["snapshot", "merge"],
+        Meta(description="snapshot: the inputs are the whole crawl; merge: added to the state"),
+    ]
+    sequence: Annotated[int, Meta(ge=1, description="1 for a first publish, +1 for each one after")]
     crawled_at: dt.date | None
-    previous_items: int | None = Field(description="Items of the previous publish, if any")
+    previous_items: Annotated[int | None, Meta(description="Items of the previous publish, if any")]
     previous_topics: int | None
 
 
-class Report(_Out):
+class Report(Out, frozen=True):
     schema_version: str
     ingest_version: str
     run: RunInfo
@@ -259,42 +282,9 @@ class Report(_Out):
     consistency: list[TopicCheck]
     conflicts: list[Conflict]
     decisions: list[Decision]
-    warnings: list[str] = Field(description="Run-level warnings: 'file: locator: CODE: text'")
-    timing: dict[str, float] = Field(description="Seconds per stage; the only varying member")
-
-
-#: A publish's files of records: name → model of each line (.jsonl) or the file; report last.
-FILES: dict[str, type[_Out]] = {
-    "items.jsonl": Item,
-    "topics.jsonl": Topic,
-    "rejects.jsonl": Reject,
-    "changes.jsonl": Change,
-    "report.json": Report,
-}
-#: The run report as a web page: no schema, but part of every publish.
-PAGE = "report.html"
-
-#: A file's content: its bytes, or a function giving them in pieces as it is written.
-Content = bytes | Callable[[], Iterable[bytes]]
-
-
-def jsonl(records: Sequence[_Out]) -> Iterator[bytes]:
-    """A JSON Lines file of ``records``, a line at a time (a :data:`Content` with partial)."""
-    return (json_bytes(r) + b"\n" for r in records)
-
-
-def json_bytes(record: BaseModel, indent: int | None = None) -> bytes:
-    """``record.model_dump_json(indent=indent).encode()``, not decoded and encoded again."""
-    return record.__pydantic_serializer__.to_json(record, indent=indent)
-
-
-@dataclass(slots=True)
-class RunOutput:
-    """The records of one run: what writers publish."""
-
-    items: list[Item]
-    topics: list[Topic]
-    rejects: list[Reject]
-    report: Report
-    changes: list[Change] = field(default_factory=list)
-    evidence: list[ItemEvidence] = field(default_factory=list)  # for state/evidence.jsonl
+    warnings: Annotated[
+        list[str], Meta(description="Run-level warnings: 'file: locator: CODE: text'")
+    ]
+    timing: Annotated[
+        dict[str, float], Meta(description="Seconds per stage; the only varying member")
+    ]

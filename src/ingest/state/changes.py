@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from ..records.output import Change, ChangeCounts, Item, OpCounts, Topic
+from ..records.serial import to_builtins
 
 Entity = Literal["item", "topic"]
 #: Fields that never make a change on their own.
@@ -66,7 +67,7 @@ def change_set(
 def _as_json(record: Item | Topic, compared: bool) -> Mapping[str, Any]:
     """A record as JSON when it is compared with an earlier one; a new record is only
     listed as added, so it is not dumped (on a first run, none is)."""
-    return record.model_dump(mode="json") if compared else {}
+    return to_builtins(record) if compared else {}
 
 
 def counts(changes: Iterable[Change]) -> ChangeCounts:

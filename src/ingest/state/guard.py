@@ -8,7 +8,7 @@ page unreadable, must not empty a site.
 
 from __future__ import annotations
 
-from ..records.output import RunOutput
+from ..records.run import RunOutput
 from .previous import Previous
 
 #: Share of the previous items a run may remove without --allow-shrink.

@@ -19,7 +19,8 @@ from pathlib import Path
 from .. import SCHEMA_VERSION
 from ..errors import PublishError, UsageError
 from ..extract.discover import StoredPage
-from ..records.output import Content, RunOutput, jsonl
+from ..records.run import Content, RunOutput
+from ..records.serial import jsonl
 from .previous import STATE, STATE_VERSION, PageRef, Previous
 
 #: Reads the bytes of an input file by the name records give it (None: not an input).

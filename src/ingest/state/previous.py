@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 from .. import SCHEMA_VERSION
 from ..errors import UsageError
 from ..records.output import ItemEvidence
@@ -104,7 +106,7 @@ def _read_state(prev: Previous, folder: Path, manifest: dict[str, Any]) -> None:
     try:
         prev.pages = [PageRef(**p) for p in manifest["pages"]]
         evidence = _jsonl(folder / STATE / "evidence.jsonl", "id")
-        prev.evidence = {e.id: e for e in (ItemEvidence.model_validate(d) for d in evidence)}
+        prev.evidence = {e.id: e for e in (msgspec.convert(d, ItemEvidence) for d in evidence)}
     except (KeyError, TypeError, ValueError) as e:
         raise UsageError(f"{str(folder / STATE)!r} is damaged ({e}); cannot build on it") from e
     prev.has_pages = True

@@ -7,7 +7,7 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ..records.output import RunOutput
+from ..records.run import RunOutput
 from ..state.index import IdIndex
 from ..state.previous import Previous, RunSettings
 from ..transform.components import Components

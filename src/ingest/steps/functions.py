@@ -8,7 +8,7 @@ from typing import Any
 from ..extract.pages import extract_page
 from ..normalize.language import language_of
 from ..records.internal import Listing, PageResult
-from ..records.output import RunOutput
+from ..records.run import RunOutput
 from ..transform.align import OrderPoint, order_point, topic_edges
 from ..transform.components import Components, label_components
 from ..transform.identity import Claim, Ids, assign, claims

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
+from msgspec import structs
+
 from .. import SCHEMA_VERSION, __version__
 from ..records.internal import PageResult
 from ..records.output import (
@@ -20,13 +22,13 @@ from ..records.output import (
     Reject,
     Report,
     RunInfo,
-    RunOutput,
     Site,
     Source,
     Topic,
     TopicCheck,
     Totals,
 )
+from ..records.run import RunOutput
 from ..state.changes import change_set, counts
 from ..state.previous import Previous, RunSettings
 from .identity import Ids
@@ -211,9 +213,7 @@ def assemble(
         previous_topics=len(previous.topics) if had else None,
     )
     decisions = sorted([*report.decisions, *ids.decisions], key=_decision_order)
-    report = report.model_copy(
-        update={"run": run, "changes": counts(changes), "decisions": decisions}
-    )
+    report = structs.replace(report, run=run, changes=counts(changes), decisions=decisions)
     evidence = sorted(ids.evidence, key=lambda e: e.id)
     return RunOutput(items, topics, sorted(rejects, key=_reject_order), report, changes, evidence)
 

@@ -12,6 +12,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from msgspec import structs
+
 from ...records.output import Item, Source, Topic
 
 Row = dict[str, Any]
@@ -85,7 +87,7 @@ def related_rows(item: Item) -> Iterator[Row]:
 def source_rows(key: str, value: str, found: list[Source]) -> Iterator[Row]:
     """Rows of ``sources`` (key ``item_id``) or ``topic_sources`` (key ``slug``)."""
     for n, s in enumerate(found):
-        yield {key: value, "position": n, **s.model_dump()}
+        yield {key: value, "position": n, **structs.asdict(s)}
 
 
 def _json(value: object) -> str:

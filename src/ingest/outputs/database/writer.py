@@ -20,10 +20,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from msgspec import structs
 from sqlalchemy import Engine, select
 from sqlalchemy.engine import Connection
 
-from ...records.output import FILES, Change, RunOutput
+from ...records.output import Change
+from ...records.run import FILES, RunOutput
 from ...state.changes import counts
 from ..render import content_bytes, render
 from . import tables as t
@@ -110,7 +112,7 @@ class DatabaseWriter:
             notes.append(f"migrated from database schema {o.migrated_from}")
         n = counts(o.log)
         tally = "; ".join(
-            f"{name} " + ", ".join(f"{v} {op}" for op, v in c.model_dump().items())
+            f"{name} " + ", ".join(f"{v} {op}" for op, v in structs.asdict(c).items())
             for name, c in (("items", n.items), ("topics", n.topics))
         )
         note = f" ({', '.join(notes)})" if notes else ""
@@ -151,8 +153,8 @@ class DatabaseWriter:
             "items": len(run.items),
             "topics": len(run.topics),
             "rejects": len(run.rejects),
-            **{f"items_{op}": v for op, v in n.items.model_dump().items()},
-            **{f"topics_{op}": v for op, v in n.topics.model_dump().items()},
+            **{f"items_{op}": v for op, v in structs.asdict(n.items).items()},
+            **{f"topics_{op}": v for op, v in structs.asdict(n.topics).items()},
             "digest": digest,
         }
         query = t.publishes.insert().values(row).returning(t.publishes.c.id)

@@ -21,7 +21,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from markupsafe import Markup
 
 from ... import SCHEMA_VERSION, __version__
-from ...records.output import RunOutput
+from ...records.run import RunOutput
 from .chart import build_chart
 from .rows import conflicts, decisions, item_cells, item_ref, or_dash, topic_ref, topic_rows
 from .view import FOLD_OVER, build_view, safe_href

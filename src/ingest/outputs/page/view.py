@@ -10,15 +10,17 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from msgspec import structs
+
 from ...records.output import (
     Change,
     FileReport,
     Item,
     ItemTopic,
-    RunOutput,
     Topic,
     TopicCheck,
 )
+from ...records.run import RunOutput
 
 #: Levels in the order the page shows them; ``None`` (a list-only entry) last.
 LEVELS: tuple[str | None, ...] = ("beginner", "intermediate", "advanced", None)
@@ -98,7 +100,7 @@ def build_view(run: RunOutput) -> View:
         topics=topics,
         unlisted=[ItemRow(None, None, None, i, True) for i in run.items if i.id not in seen],
         changes=change_groups(run.changes),
-        totals=[(k.replace("_", " "), v) for k, v in run.report.totals.model_dump().items()],
+        totals=[(k.replace("_", " "), v) for k, v in structs.asdict(run.report.totals).items()],
         reject_reasons=tally(r.reason for r in run.rejects),
         decision_kinds=tally(d.kind for d in run.report.decisions),
         conflict_fields=tally(c.field for c in run.report.conflicts),

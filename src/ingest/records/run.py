@@ -1,0 +1,34 @@
+"""What a run hands its writers: its records (:class:`RunOutput`) and the files they make."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from .output import Change, Item, ItemEvidence, Out, Reject, Report, Topic
+
+#: A publish's files of records: name → type of each line (.jsonl) or the file; report last.
+FILES: dict[str, type[Out]] = {
+    "items.jsonl": Item,
+    "topics.jsonl": Topic,
+    "rejects.jsonl": Reject,
+    "changes.jsonl": Change,
+    "report.json": Report,
+}
+#: The run report as a web page: no schema, but part of every publish.
+PAGE = "report.html"
+
+#: A file's content: its bytes, or a function giving them in pieces as it is written.
+Content = bytes | Callable[[], Iterable[bytes]]
+
+
+@dataclass(slots=True)
+class RunOutput:
+    """The records of one run: what writers publish."""
+
+    items: list[Item]
+    topics: list[Topic]
+    rejects: list[Reject]
+    report: Report
+    changes: list[Change] = field(default_factory=list)
+    evidence: list[ItemEvidence] = field(default_factory=list)  # for state/evidence.jsonl
