@@ -23,7 +23,8 @@ from markupsafe import Markup
 from ... import SCHEMA_VERSION, __version__
 from ...records.run import RunOutput
 from .chart import build_chart
-from .rows import conflicts, decisions, item_cells, item_ref, or_dash, topic_ref, topic_rows
+from .rows import conflicts, decisions, item_cells, item_ref, or_dash, topic_ref, topic_table
+from .sections import change_items, chart_bars, file_rows, reject_rows, topic_section
 from .view import FOLD_OVER, build_view, safe_href
 
 __all__ = ["page_pieces", "render_page"]
@@ -98,7 +99,10 @@ def environment() -> Environment:
         keep_trailing_newline=True,
     )
     env.filters["href"] = safe_href
-    env.globals.update(topic_rows=topic_rows, decisions=decisions, conflicts=conflicts)
+    env.globals.update(decisions=decisions, conflicts=conflicts)
+    env.globals.update(topic_section=topic_section, topic_table=topic_table)
+    env.globals.update(file_rows=file_rows, reject_rows=reject_rows)
+    env.globals.update(change_items=change_items, chart_bars=chart_bars)
     # the references and dashes rows.py writes, for the templates too (one markup for both)
     env.globals.update(
         item_ref=_markup(item_ref), topic_ref=_markup(topic_ref), or_dash=_markup(or_dash)

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from markupsafe import Markup
 
-from ...records.output import Conflict, Decision, DecisionSide, Item
+from ...records.output import Conflict, Decision, DecisionSide, Item, ItemTopic
 from .view import ItemRow, safe_href
 
 _NONE = '<span class="none">—</span>'
@@ -44,19 +44,33 @@ def item_cells(i: Item) -> str:
     )
 
 
-def topic_rows(rows: Iterable[ItemRow], cells: Mapping[str, str]) -> Markup:
-    """A topic's table rows, one a line."""
-    return Markup("".join(_row(r, cells[r.item.id]) for r in rows))
+def topic_table(rows: Iterable[ItemRow], cells: Mapping[str, str]) -> Markup:
+    """A table of items, one row a line (a topic's, or the items on no topic)."""
+    return Markup(_TABLE_HEAD + "".join(_row(r, cells[r.item.id]) for r in rows) + _TABLE_TAIL)
+
+
+_TABLE_HEAD = (
+    '<table class="stack items">\n<thead><tr><th class="num">#</th><th>Level</th>'
+    "<th>Chinese title</th><th>Original title</th><th>Kind</th><th>Language</th><th>Id</th>"
+    "</tr></thead>\n<tbody>\n"
+)
+_TABLE_TAIL = "</tbody>\n</table>\n"
 
 
 def _row(r: ItemRow, cells: str) -> str:
     anchor = f' id="item-{escape(r.item.id)}"' if r.anchor else ""
-    return f"<tr{anchor}>{_place_cells(r.rank, r.level, r.level_label)}{cells}</tr>\n"
+    return f"<tr{anchor}>{_place_cells(r.place)}{cells}</tr>\n"
+
+
+def _place_cells(place: ItemTopic | None) -> str:
+    """A row's rank and level cells."""
+    if place is None:
+        return _cells_of(None, None, None)
+    return _cells_of(place.rank, place.level, place.level_label)
 
 
 @lru_cache(maxsize=4096)  # pure; ranks and levels repeat across a hundred thousand rows
-def _place_cells(rank: int | None, level: str | None, level_label: str | None) -> str:
-    """A row's rank and level cells."""
+def _cells_of(rank: int | None, level: str | None, level_label: str | None) -> str:
     shown = escape(level or level_label or "—")
     return f'<td>{escape(rank or "—")}</td><td class="lv-{escape(level or "none")}">{shown}</td>'
 

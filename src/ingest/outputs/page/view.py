@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from msgspec import structs
 
@@ -32,15 +33,16 @@ FOLD_OVER = 50
 OPEN_TOPICS_UP_TO = 3
 
 
-@dataclass(frozen=True, slots=True)
-class ItemRow:
-    """One item in a topic, at its rank."""
+class ItemRow(NamedTuple):
+    """One item in a topic (a named tuple: a large run has a hundred thousand)."""
 
-    rank: int | None
-    level: str | None
-    level_label: str | None
+    place: ItemTopic | None  # its rank and level on the topic; None: a list-only entry
     item: Item
     anchor: bool = False  # the item's first row on the page: links to it land here
+
+    @property
+    def level(self) -> str | None:
+        return None if self.place is None else self.place.level
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +100,7 @@ def build_view(run: RunOutput) -> View:
         troubled_files=[f for f in files if troubled(f)],
         clean_files=[f for f in files if not troubled(f)],
         topics=topics,
-        unlisted=[ItemRow(None, None, None, i, True) for i in run.items if i.id not in seen],
+        unlisted=[ItemRow(None, i, True) for i in run.items if i.id not in seen],
         changes=change_groups(run.changes),
         totals=[(k.replace("_", " "), v) for k, v in structs.asdict(run.report.totals).items()],
         reject_reasons=tally(r.reason for r in run.rejects),
@@ -119,30 +121,31 @@ def topic_view(
 ) -> TopicView:
     """A topic's items in the topic's own order (rank order, list-only entries last); an
     item not in ``seen`` yet gets its anchor here and is added to it."""
+    on = places.get(topic.slug, {})
     rows = []
     for item_id in topic.items:
-        if item_id in items:
-            rows.append(_row(places.get((topic.slug, item_id)), items[item_id], item_id in seen))
+        item = items.get(item_id)
+        if item is not None:
+            rows.append(_tuple_new(ItemRow, (on.get(item_id), item, item_id not in seen)))
             seen.add(item_id)
     counts = Counter(r.level for r in rows)
     return TopicView(topic, check, rows, [(lv, counts[lv]) for lv in LEVELS if counts[lv]])
 
 
-def _row(t: ItemTopic | None, item: Item, seen: bool) -> ItemRow:
-    if t is None:
-        return ItemRow(None, None, None, item, not seen)
-    return ItemRow(t.rank, t.level, t.level_label, item, not seen)
-
-
-#: Each item's place on each of its topics: (slug, item id) → the item's ``ItemTopic``.
-Places = dict[tuple[str, str], ItemTopic]
+_tuple_new = tuple.__new__
+#: Each item's place on each of its topics: slug → item id → the item's ``ItemTopic``.
+Places = dict[str, dict[str, ItemTopic]]
 
 
 def places_of(items: Iterable[Item]) -> Places:
     """Where each item stands on each topic it is on (an item has one place a topic).
     Looked up by key: an item is on eight topics on average, and searching its list of
     places for each of them cost a quarter of the page's view at 100 MB."""
-    return {(t.slug, i.id): t for i in items for t in i.topics}
+    out: Places = {}
+    for i in items:
+        for t in i.topics:
+            out.setdefault(t.slug, {})[i.id] = t
+    return out
 
 
 def troubled(f: FileReport) -> bool:
