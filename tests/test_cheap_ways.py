@@ -14,7 +14,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ingest.extract.decode import Locator
+from ingest.extract.decode import (
+    ESCAPED_BYTE,
+    Decoded,
+    Locator,
+    _decode_utf8,
+    _try_gb18030,
+    incomplete_utf8_tail,
+)
 from ingest.extract.pages import parse_bytes
 from ingest.extract.parse.base import (
     LINE_BREAK,
@@ -168,3 +175,51 @@ def test_a_page_told_its_bytes_are_clean_by_the_decoder_finds_the_same() -> None
     bad = good.replace("第一条".encode(), b"\xff\xfe", 1)
     assert not parse_bytes("good.md", good).rejects
     assert [r.reason for r in parse_bytes("bad.md", bad).rejects] == ["INVALID_UTF8"]
+
+
+def _plain_decode_utf8(data: bytes, bom_len: int, encoding: str) -> Decoded:
+    """``_decode_utf8`` the plain way: every bad byte counted before GB18030 is tried."""
+    body = data[bom_len:]
+    try:
+        return Decoded(body.decode("utf-8"), encoding, "utf-8", bom_len)
+    except UnicodeDecodeError as e:
+        first_bad = e.start + bom_len
+    cut = incomplete_utf8_tail(body)
+    text = body.decode("utf-8", errors="surrogateescape")
+    invalid = len(ESCAPED_BYTE.findall(text))
+    if invalid == cut:
+        return Decoded(text, encoding, "utf-8", bom_len, invalid_bytes=invalid, cut_tail=cut)
+    gb = _try_gb18030(body) if not bom_len else None
+    if isinstance(gb, Decoded):
+        return gb
+    if (invalid - cut) * 200 <= len(body):
+        return Decoded(text, encoding, "utf-8", bom_len, invalid_bytes=invalid, cut_tail=cut)
+    reason = "ENCODING_UNDECODABLE" if bom_len or gb is None else gb[0]
+    return Decoded(None, None, None, bom_len, reason, f"{first_bad}")
+
+
+_PIECES = st.one_of(
+    st.text(max_size=30).map(lambda s: s.encode("utf-8", "surrogatepass")),
+    st.sampled_from(["模型服务与算力，", "推荐阅读：", "中文摘要。"]).map(
+        lambda s: s.encode("gb18030")
+    ),
+    st.binary(max_size=4),
+    st.sampled_from(["学", "😀", "é"]).map(lambda s: s.encode()[:-1]),  # a character cut short
+)
+
+
+@given(st.sampled_from([b"", b"\xef\xbb\xbf"]), st.lists(_PIECES, max_size=12))
+def test_utf8_decoding_tries_gb18030_first_and_decides_as_the_plain_way(
+    bom: bytes, pieces: list[bytes]
+) -> None:
+    data = bom + b"".join(pieces)
+    if not data:
+        return
+    got, plain = _decode_utf8(data, len(bom), "utf-8"), _plain_decode_utf8(data, len(bom), "utf-8")
+    assert (got.text, got.encoding, got.invalid_bytes, got.cut_tail, got.reason) == (
+        plain.text,
+        plain.encoding,
+        plain.invalid_bytes,
+        plain.cut_tail,
+        plain.reason,
+    )

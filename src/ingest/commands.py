@@ -13,7 +13,6 @@ from . import SCHEMA_VERSION
 from .engines.local import Progress, no_collections
 from .errors import UsageError
 from .job import JobOptions, JobResult, run_job
-from .schema import schemas, validate_dir, write_schemas
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -103,6 +102,8 @@ def _summary(result: JobResult, out_dir: Path) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from .schema import validate_dir  # pydantic and jsonschema: not loaded by a run
+
     folder = Path(args.dir)
     if not folder.is_dir():
         raise UsageError(f"{args.dir!r} is not a folder")
@@ -117,6 +118,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from .schema import schemas, write_schemas
+
     if not args.write:
         for name, data in schemas().items():
             print(f"--- {name}")

@@ -105,13 +105,17 @@ def _decode_utf8(data: bytes, bom_len: int, encoding: str) -> Decoded:
     except UnicodeDecodeError as e:
         first_bad = e.start + bom_len
     cut = incomplete_utf8_tail(body)
-    text = body.decode("utf-8", errors="surrogateescape")
-    invalid = len(ESCAPED_BYTE.findall(text))
-    if invalid == cut:  # the only damage: the file ends inside a character
-        return Decoded(text, encoding, "utf-8", bom_len, invalid_bytes=invalid, cut_tail=cut)
+    if first_bad - bom_len >= len(body) - cut:  # the only damage: it ends inside a character
+        text = body.decode("utf-8", errors="surrogateescape")
+        return Decoded(text, encoding, "utf-8", bom_len, invalid_bytes=cut, cut_tail=cut)
+    # A bad byte before the tail: GB18030 is tried before the bad bytes are counted (a
+    # GB18030 file is nearly all "bad bytes" as UTF-8, and counting them cost twice its
+    # decoding).
     gb = _try_gb18030(body) if not bom_len else None
     if isinstance(gb, Decoded):
         return gb
+    text = body.decode("utf-8", errors="surrogateescape")
+    invalid = len(ESCAPED_BYTE.findall(text))
     if (invalid - cut) * 200 <= len(body):  # at most 0.5 % bad bytes: a damaged UTF-8 file
         return Decoded(text, encoding, "utf-8", bom_len, invalid_bytes=invalid, cut_tail=cut)
     if bom_len:

@@ -56,6 +56,7 @@ def collect_inputs(paths: list[str]) -> list[InputFile]:
     """
     found: dict[str, InputFile] = {}
     real_of: dict[str, str] = {}
+    real = _RealPaths()
     for raw in paths:
         p = Path(raw).absolute()
         try:
@@ -65,16 +66,34 @@ def collect_inputs(paths: list[str]) -> list[InputFile]:
             raise UsageError(f"cannot read input path {raw!r}: {why}") from e
         entries = _walk(p, raw) if stat.S_ISDIR(st.st_mode) else [_classify(p, p.name, None)]
         for f in entries:
-            real = os.path.realpath(f.path)
+            where = real.of(f)
             if f.name not in found:
                 found[f.name] = f
-                real_of[f.name] = real
-            elif real_of[f.name] != real:
+                real_of[f.name] = where
+            elif real_of[f.name] != where:
                 raise UsageError(
                     f"two inputs would both be named {f.name!r} in the records: "
-                    f"{real_of[f.name]!r} and {real!r}; give them in separate runs"
+                    f"{real_of[f.name]!r} and {where!r}; give them in separate runs"
                 )
     return [found[k] for k in sorted(found)]
+
+
+class _RealPaths:
+    """``os.path.realpath`` of inputs, each folder resolved once: a usable input is a file
+    that is no link (or a link's resolved target), so its real path is its folder's real
+    path and its name (``realpath`` checks every component of every path again)."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def of(self, f: InputFile) -> str:
+        if f.problem is not None:
+            return os.path.realpath(f.path)
+        folder, name = os.path.split(f.path)
+        real = self._folders.get(folder)
+        if real is None:
+            real = self._folders[folder] = os.path.realpath(folder)
+        return os.path.join(real, name)
 
 
 def _walk(root: Path, raw: str) -> list[InputFile]:
@@ -127,6 +146,8 @@ def safe_name(name: str) -> str:
     >>> safe_name("new\nline\u202e.txt"), safe_name("bad\udcff.txt"), safe_name("模型 a.txt")
     ('new\\nline\\u202e.txt', 'bad\\xff.txt', '模型 a.txt')
     """
+    if name.isprintable():  # the usual name: every character is printable, none unsafe
+        return name
     return "".join(_escape_char(ch) for ch in name)
 
 
@@ -151,6 +172,7 @@ def _classify(p: Path, name: str, root: Path | None) -> InputFile:
         )
     try:
         lst = p.lstat()
+        st = lst  # a file that is no link: its lstat is its stat
         if stat.S_ISLNK(lst.st_mode):
             try:
                 target = p.resolve(strict=True)
@@ -167,7 +189,7 @@ def _classify(p: Path, name: str, root: Path | None) -> InputFile:
                     ),
                 )
             p = target
-        st = p.stat()
+            st = p.stat()
     except OSError as e:
         return InputFile(p, name, ("UNREADABLE", f"cannot stat: {e.strerror or e}"))
     if stat.S_ISDIR(st.st_mode):
