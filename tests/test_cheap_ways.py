@@ -1,18 +1,19 @@
 """What every parser builds, done the cheap way, must be what the plain way gives:
-listings travel between processes (``--jobs``, Dask) pickled as one flat tuple of their fields,
-and every field must survive the trip; line numbers are counted before they are looked up."""
+parsed pages travel between processes (``--jobs``, Dask) as one MessagePack blob, and every
+field of every listing must survive the trip; line numbers are counted before they are
+looked up; GB18030 is tried before bad UTF-8 bytes are counted."""
 
 from __future__ import annotations
 
 import datetime as dt
 import pickle
 from bisect import bisect_right
-from dataclasses import fields
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from msgspec.structs import fields
 
 from ingest.extract.decode import (
     ESCAPED_BYTE,
@@ -50,12 +51,26 @@ def _unlike_default(f: Any) -> Any:
     }.get(f.name, f"{f.name}-value")
 
 
-def test_a_listing_with_every_field_set_survives_pickling() -> None:
+def _page_of(listing: Listing) -> PageResult:
+    return PageResult("a.md", "0" * 64, 10, "utf-8", "topic-page", listings=[listing])
+
+
+def test_a_listing_with_every_field_set_survives_the_trip() -> None:
     listing = Listing(**{f.name: _unlike_default(f) for f in fields(Listing)})
-    back = pickle.loads(pickle.dumps(listing, protocol=pickle.HIGHEST_PROTOCOL))
+    data = pickle.dumps(_page_of(listing), protocol=pickle.HIGHEST_PROTOCOL)
+    assert b"_from_msgpack" in data and b"Listing" not in data  # one blob, no pickled records
+    [back] = pickle.loads(data).listings
     for f in fields(Listing):
         assert getattr(back, f.name) == getattr(listing, f.name), f.name
     assert type(back.prov) is Provenance and back.prov.line == 7
+
+
+def test_a_page_messagepack_cannot_hold_is_pickled_as_it_is() -> None:
+    page = _page_of(Listing(_PROV, 0, "摘要"))
+    page.warnings.append("a lone surrogate \udcff in a warning")
+    data = pickle.dumps(page, protocol=pickle.HIGHEST_PROTOCOL)
+    assert b"_from_msgpack" not in data
+    assert pickle.loads(data) == page
 
 
 @pytest.mark.parametrize("protocol", [2, pickle.HIGHEST_PROTOCOL])

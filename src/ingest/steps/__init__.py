@@ -107,7 +107,7 @@ STEPS: tuple[Step, ...] = (
         view=item_titles,
         gather=with_known,
         pool=True,
-        pool_from=20_000,  # ~30 µs a title: fewer are judged faster than a pool starts
+        pool_from=2_000,  # ~50 µs a title: fewer are judged faster than a pool starts
         warm=warm_languages,
         needs=("known",),
     ),
