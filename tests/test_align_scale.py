@@ -19,6 +19,7 @@ from ingest.transform.align import (
     NearIndex,
     OrderPoint,
     _scan,
+    _scan_all,
     near_matches,
     order_edges,
     order_point,
@@ -67,6 +68,10 @@ def test_the_index_answers_as_a_scan_of_every_listing(
     keys = [_edit(rng, rng.choice(pkeys), rng.randrange(10), alphabet) for _ in range(30)]
     index = NearIndex(pkeys)
     assert [index.first(k) for k in keys] == [_scan(pkeys, k, range(len(pkeys))) for k in keys]
+    # the scan of pairs the character counts leave gives the same answers too
+    distinct = list(dict.fromkeys(keys))
+    plain = {k: _scan(pkeys, k, range(len(pkeys))) for k in distinct}
+    assert _scan_all(pkeys, distinct) == plain
 
 
 def _stretch_case(target: int) -> list[tuple[str, str]]:

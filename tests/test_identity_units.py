@@ -163,7 +163,8 @@ def test_derived_slugs_are_pinned() -> None:
 
 
 def _unit(key: str, page: str, title: str | None = None) -> Unit:
-    return Unit(key, [], pages={(page, "topic-page")}, titles={title} if title else set())
+    prov = Provenance("f.txt", page, "topic-page", "listing 1", 0, 1)
+    return Unit(key, [Listing(prov, 0, "摘要", title_original=title)])
 
 
 def _clusters(units: list[Unit], edges: list[Edge]) -> list[list[str]]:

@@ -20,7 +20,7 @@ from rapidfuzz import fuzz, process
 
 from ..records.internal import Listing
 from ..records.vocab import Format
-from .near import NEAR_DUP_RATIO, verify
+from .near import NEAR_DUP_RATIO, may_match, verify
 from .units import Edge, edge, summary_key
 
 #: Similarity (0-100) a summary must reach to be aligned by order alone.
@@ -119,7 +119,7 @@ def near_matches(pkeys: list[str], keys: list[str]) -> dict[str, int | None]:
     run of listings holding ``CHUNK_CHARS`` characters, in page order (the same answers in
     linear time, and the index's memory bounded whatever the size of the page)."""
     if len(keys) * len(pkeys) <= SCAN_LIMIT:
-        return {k: _scan(pkeys, k, range(len(pkeys))) for k in keys}
+        return _scan_all(pkeys, keys)
     found: dict[str, int | None] = dict.fromkeys(keys)
     left = keys
     for start, stop in _chunks(pkeys):
@@ -135,6 +135,19 @@ def near_matches(pkeys: list[str], keys: list[str]) -> dict[str, int | None]:
                 found[k] = start + p
         left = still
     return found
+
+
+def _scan_all(pkeys: list[str], keys: list[str]) -> dict[str, int | None]:
+    """For each key, the first listing it nearly matches; a pair whose character counts
+    rule it out (:func:`~.near.may_match`: a bound, never wrong) is not compared. On a topic
+    page the pairs of different resources are nearly all: a bound costs a twentieth of a
+    comparison."""
+    if not keys or not pkeys:
+        return dict.fromkeys(keys)
+    n, m = len(keys), len(pkeys)
+    pairs = np.stack([np.repeat(np.arange(n), m), np.tile(np.arange(n, n + m), n)], axis=1)
+    ok = may_match(keys + pkeys, pairs).reshape(n, m)
+    return {k: _scan(pkeys, k, np.flatnonzero(ok[i]).tolist()) for i, k in enumerate(keys)}
 
 
 def _chunks(pkeys: list[str]) -> list[tuple[int, int]]:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from .units import Edge, Unit, edge_order
+from .units import Edge, Unit, edge_order, pages_of, titles_of
 
 _key = attrgetter("key")
 
@@ -63,8 +63,8 @@ def settle(units: list[Unit], edges: list[Edge]) -> Settled:
         return Settled([[u] for u in sorted(units, key=_key)])
     by_key = {u.key: u for u in units}
     uf = UnionFind()
-    pages = {u.key: set(u.pages) for u in units}
-    titles = {u.key: set(u.titles) for u in units}
+    pages = {u.key: pages_of(u) for u in units}
+    titles = {u.key: titles_of(u) for u in units}
     result = Settled([])
     for e in sorted(edges, key=edge_order):
         ra, rb = uf.find(e.a), uf.find(e.b)

@@ -98,11 +98,7 @@ def _facts(r: Resolved) -> Facts:
         titles=tuple(sorted({key_of(x.title_original) for x in r.members if x.title_original})),
         url=f["url"],
         kind=f["kind_label"],
-        places=tuple(
-            (str(t["slug"]), t["rank"], t["level_label"])  # type: ignore[misc]
-            for t in r.topics
-            if isinstance(t["rank"], int)
-        ),
+        places=tuple((t.slug, t.rank, t.level_label) for t in r.topics if t.rank is not None),
         summary=f["summary_zh"] or "",
         title=f["title_zh"] or title,
         source=f"{best.prov.file}: {best.prov.locator}",

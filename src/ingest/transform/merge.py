@@ -14,7 +14,7 @@ from operator import attrgetter, itemgetter
 
 from ..normalize.text import has_han
 from ..records.internal import Listing, PageReject, listing_id
-from ..records.output import Conflict, ConflictValue
+from ..records.output import Conflict, ConflictValue, ItemTopic
 from ..records.vocab import LEVELS, PRECEDENCE, ROLE_ORDER, Format
 from .components import settle
 from .identity import mint
@@ -38,10 +38,10 @@ def precedence(x: Listing) -> tuple[int, int, str, int]:
 def by_precedence(members: list[Listing]) -> tuple[list[Listing], str]:
     """A cluster's listings best first, and the summary key that names it: its
     best-precedence listing's (of listings alike in precedence, the smaller key)."""
-    ranked = sorted(zip(map(precedence, members), members, strict=True), key=_FIRST)
-    tied = takewhile(lambda px: px[0] == ranked[0][0], ranked)
-    key = min(x.key for _, x in tied)
-    return [x for _, x in ranked], key
+    ranked = sorted(members, key=precedence)  # stable: listings alike keep their order
+    best = precedence(ranked[0])
+    key = min(x.key for x in takewhile(lambda x: precedence(x) == best, ranked))
+    return ranked, key
 
 
 @dataclass(slots=True)
@@ -97,8 +97,9 @@ def _duplicates(cluster: list[Unit]) -> list[str]:
     listing in each copy (same offset) is one listing, not a duplicate."""
     out: list[str] = []
     for u in cluster:
-        if len(u.pages) == len(u.listings):
-            continue  # the usual case: each listing on a page of its own
+        if len({x.prov.sha256 for x in u.listings}) == len(u.listings):
+            continue  # the usual case: each listing on a page of its own (a page's content
+            # decides its kind: its sha256 alone names it)
         seen: dict[tuple[str, str], dict[int, Listing]] = {}
         for x in sorted(u.listings, key=listing_id):
             at = seen.setdefault((x.prov.sha256, x.prov.format), {})
@@ -131,7 +132,7 @@ class Resolved:
     id: str
     fields: dict[str, str | None]
     members: list[Listing]
-    topics: list[dict[str, object]]
+    topics: list[ItemTopic]
     related: list[tuple[str, int]] = field(default_factory=list)  # lids, page order
     conflicts: list[Conflict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # "CODE: text", about this item
@@ -197,15 +198,13 @@ def _src(x: Listing) -> str:
     return f"{x.prov.file}: {x.prov.locator}"
 
 
-def _topics(
-    item: str, ordered: list[Listing], conflicts: list[Conflict]
-) -> list[dict[str, object]]:
+def _topics(item: str, ordered: list[Listing], conflicts: list[Conflict]) -> list[ItemTopic]:
     """One entry per topic: the best-precedence listing on it gives rank and level."""
     per_slug: dict[str, list[Listing]] = {}
     for x in ordered:
         if x.topic_key is not None and x.prov.format != Format.ITEM_PAGE:
             per_slug.setdefault(x.topic_key, []).append(x)
-    out: list[dict[str, object]] = []
+    out: list[ItemTopic] = []
     for slug in sorted(per_slug):
         xs = per_slug[slug]
         best = xs[0]
@@ -222,14 +221,8 @@ def _topics(
                     ],
                 )
             )
-        out.append(
-            {
-                "slug": slug,
-                "rank": best.rank,
-                "level": LEVELS.get(best.level_label or ""),
-                "level_label": best.level_label,
-            }
-        )
+        level = LEVELS.get(best.level_label or "")
+        out.append(ItemTopic(slug, best.rank, level, best.level_label))  # type: ignore[arg-type]
     return out
 
 

@@ -10,7 +10,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cache
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 import msgspec
@@ -18,13 +18,12 @@ from msgspec import structs
 
 from ..normalize.ages import estimate
 from ..normalize.language import language_of
-from ..records.internal import Listing, PageReject
+from ..records.internal import Listing, PageReject, Provenance
 from ..records.output import (
     Conflict,
     Decision,
     DecisionSide,
     Item,
-    ItemTopic,
     PublishedEstimate,
     Reject,
     Source,
@@ -138,7 +137,7 @@ def _item(
         warnings.append(f"item {item_id}: UNKNOWN_KIND: label {f['kind_label']!r}")
     estimate = _estimate(item_id, f["published_ago"], _crawled(r, crawled), warnings)
     related = [ids.of(id_of[lid]) for lid in r.related if lid in id_of]
-    sources = sorted(map(_source, r.members), key=_source_order)
+    sources = [_source(p) for p in sorted((x.prov for x in r.members), key=_source_order)]
     return Item(  # checked against the contract where it is written (records.serial)
         id=item_id,
         kind=kind_of(f["kind_label"]),  # type: ignore[arg-type]
@@ -153,13 +152,13 @@ def _item(
         published_estimate=estimate,
         rating=f["rating"],
         collected_on=_date(f["collected_on"]),
-        topics=[ItemTopic(**t) for t in r.topics],  # type: ignore[arg-type]
+        topics=r.topics,
         related=_related(item_id, related, warnings),
         sources=sources,
     )
 
 
-_source_order = attrgetter("file", "byte_offset", "locator")
+_source_order = itemgetter(0, 4, 3)  # a source's (file, byte_offset, locator)
 
 
 def _date(text: str | None) -> dt.date | None:
@@ -193,8 +192,8 @@ def _estimate(
     return PublishedEstimate(earliest=found[0], latest=found[1])
 
 
-def _source(x: Listing) -> Source:
-    return Source(*x.prov)  # type: ignore[arg-type]  # its fields, in Source's order
+def _source(p: Provenance) -> Source:
+    return Source(*p)  # type: ignore[arg-type]  # a provenance's fields, in Source's order
 
 
 def _related(item_id: str, named: list[str], warnings: list[str]) -> list[str]:
@@ -213,9 +212,8 @@ def _related(item_id: str, named: list[str], warnings: list[str]) -> list[str]:
 def _entries(r: Resolved, item_id: str) -> list[TopicEntry]:
     out: list[TopicEntry] = []
     for t in r.topics:
-        slug, rank = str(t["slug"]), t["rank"]
-        level = t["level"] if isinstance(t["level"], str) else None
-        if isinstance(rank, int):
+        slug, rank, level = t.slug, t.rank, t.level
+        if rank is not None:
             out.append((slug, 0, rank, item_id, level))
         else:
             pos = min(

@@ -9,7 +9,6 @@ or the shared order of two views of a topic); components of edges are settled in
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ..normalize.text import key_of
@@ -34,19 +33,21 @@ def edge_order(e: Edge) -> tuple[float, str, str, str]:
     return (-e.score, e.a, e.b, e.kind)
 
 
-@dataclass(slots=True)
-class Unit:
-    """Listings that share one summary key."""
+class Unit(NamedTuple):
+    """Listings that share one summary key (in ``listing_id`` order)."""
 
     key: str
     listings: list[Listing]
-    pages: set[tuple[str, str]] = field(default_factory=set)
-    titles: set[str] = field(default_factory=set)
 
-    def __post_init__(self) -> None:
-        self.pages.update([(x.prov.sha256, x.prov.format) for x in self.listings])
-        named = {x.title_original for x in self.listings if x.title_original}
-        self.titles.update(map(key_of, named))
+
+def pages_of(u: Unit) -> set[tuple[str, str]]:
+    """The pages the unit's listings are on: a page is its content and kind."""
+    return {(x.prov.sha256, x.prov.format) for x in u.listings}
+
+
+def titles_of(u: Unit) -> set[str]:
+    """The match keys of the unit's original titles."""
+    return set(map(key_of, {x.title_original for x in u.listings if x.title_original}))
 
 
 def summary_key(x: Listing) -> str:

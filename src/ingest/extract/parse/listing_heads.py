@@ -106,8 +106,26 @@ _WIDE_DOT = re.compile(r"．(?=[\[\s])")
 
 
 def valid_heads(text: str) -> list[Head]:
-    """Every candidate head in ``text`` that passes the grammar, in order."""
-    return [h for at, number in candidates(text) if (h := _scan_head(text, at, number))]
+    """Every candidate head in ``text`` that passes the grammar, in order: what
+    ``[h for at, n in candidates(text) if (h := _scan_head(text, at, n))]`` gives, in one
+    loop (a topic page has a head a listing; generator steps and calls were half its cost)."""
+    out: list[Head] = []
+    find, plain, full = text.find, _PLAIN_HEAD.match, _HEAD.match
+    dot = find(". [")
+    while dot != -1:
+        j = dot
+        while j > 0 and dot - j < _MAX_DIGITS and text[j - 1] in _ASCII_DIGITS:
+            j -= 1
+        if j != dot and (j == 0 or text[j - 1] in _ASCII_SPACE):
+            h = plain(text, dot + 2) or full(text, dot + 2)
+            if h is not None:
+                out.append(_tuple_new(Head, (int(text[j:dot]), j, h.end(), *h.group(1, 2, 3))))
+        dot = find(". [", dot + 3)
+    return out
+
+
+_ASCII_DIGITS = "0123456789"
+_tuple_new = tuple.__new__
 
 
 def accepted_heads(page: Page, valid: list[Head]) -> list[Head]:
