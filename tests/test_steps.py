@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import weakref
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from ingest.engines.local import LocalEngine
 from ingest.steps import Context, Step, run_steps
@@ -67,3 +74,121 @@ def test_summary_keys_travel_once_a_batch_from_the_first_listing_that_has_them()
 
     batch = [listing(k) for k in ("a", "b", "a", "c", "b")]
     assert by_summary(batch, Context()) == [[("a", None)], [("b", None)], [], [("c", None)], []]
+
+
+# --------------------------------------------------------------------------- background
+# A background step is computed by a forked child only in a process of one thread (pytest's
+# may have others by now): each case runs in a fresh process (``_fresh``), then here, where
+# the step may run in turn.
+
+
+def _pid_and_sum(values: list[int], ctx: Context) -> tuple[int, int]:
+    return os.getpid(), sum(values)
+
+
+def _fail(values: list[int], ctx: Context) -> Any:
+    raise ValueError("a bug in a background step")
+
+
+def _die(values: list[int], ctx: Context) -> Any:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _reads_langs(x: int, ctx: Context) -> list[tuple[int, Any]]:
+    return [(x, ctx.langs)]
+
+
+def _as_list(found: list[Any], ctx: Context) -> list[Any]:
+    return found
+
+
+def _stop(x: int, ctx: Context) -> list[int]:
+    raise KeyboardInterrupt
+
+
+def _background_steps(gather: Any = _pid_and_sum, then: Any = _double) -> tuple[Step, ...]:
+    return (
+        Step("a", "map", "inputs", "xs", _double),
+        Step("bg", "map", "xs", "langs", _double, gather=gather, background=True),
+        Step("b", "map", "xs", "ys", then),
+        Step("c", "map", "ys", "order", _reads_langs, gather=_as_list, needs=("langs",)),
+    )
+
+
+def run_case(case: str) -> str:
+    """One background case on a two-job local engine: what happened, in words."""
+    steps = {
+        "ok": _background_steps(),
+        "fail": _background_steps(_fail),
+        "die": _background_steps(_die),
+        "stop": _background_steps(then=_stop),
+    }[case]
+    heard: list[str] = []
+    try:
+        ctx = run_steps(
+            LocalEngine(jobs=2), [1, 2], steps=steps, on_step=lambda s, _: heard.append(s.name)
+        )
+    except (Exception, KeyboardInterrupt) as e:
+        left = _left()
+        return f"{type(e).__name__}: {str(e).splitlines()[-1] if str(e) else ''} | left {left}"
+    pid, total = ctx.langs
+    seen = ctx.order == [(4, ctx.langs), (8, ctx.langs)]
+    return f"child {pid != os.getpid()} total {total} seen {seen} heard {heard}"
+
+
+def _left() -> tuple[int, int] | None:
+    """A child process left behind (running: pid 0; or its exit), or None."""
+    try:
+        return os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return None
+
+
+def _fresh(case: str) -> str:
+    script = f"import test_steps as t; print(t.run_case({case!r}))"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    return done.stdout.strip() or done.stderr
+
+
+def test_a_background_step_is_computed_in_a_child_and_set_before_a_step_needs_it() -> None:
+    # 2 * (2 * 1 + 2 * 2) in another process; c saw it, set before it ran; its time is
+    # heard when it is joined
+    assert _fresh("ok") == "child True total 12 seen True heard ['a', 'b', 'bg', 'c']"
+    ctx = run_steps(LocalEngine(jobs=1), [1, 2], steps=_background_steps())
+    assert ctx.langs == (os.getpid(), 12)  # one job: computed here, in turn
+
+
+def test_a_failing_background_step_fails_the_run_with_its_traceback() -> None:
+    said = _fresh("fail")
+    assert said.startswith("RuntimeError: ValueError: a bug in a background step"), said
+    assert said.endswith("| left None")  # and no child is left behind
+
+
+def test_a_background_child_killed_at_work_is_a_lost_worker() -> None:
+    said = _fresh("die")
+    assert said.startswith("WorkerLost: a child process of --jobs stopped before"), said
+    assert said.endswith("| left None")
+
+
+def test_a_run_stopped_early_leaves_no_background_child() -> None:
+    assert _fresh("stop") == "KeyboardInterrupt:  | left None"
+
+
+def test_a_step_reads_only_the_context_it_declares() -> None:
+    """Driver steps and steps run in this process too: a background value read by a step
+    that does not name it would be read before it is set, silently empty."""
+
+    def peek(ctx: Context) -> Any:
+        return len(ctx.langs)
+
+    def peek_each(x: int, ctx: Context) -> list[int]:
+        return [x + len(ctx.langs)]
+
+    with pytest.raises(AttributeError, match=r"ctx\.langs"):
+        run_steps(LocalEngine(), [1], steps=(Step("d", "driver", "", "related", peek),))
+    undeclared = (Step("a", "map", "inputs", "xs", peek_each),)
+    with pytest.raises(AttributeError, match=r"ctx\.langs"):
+        run_steps(LocalEngine(), [1], steps=undeclared)
+    declared = (Step("a", "map", "inputs", "xs", peek_each, needs=("langs",)),)
+    run_steps(LocalEngine(), [1], steps=declared)

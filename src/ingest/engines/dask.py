@@ -109,6 +109,10 @@ class DaskEngine:
             return collection  # formed on the driver (see group)
         return _gathered(collection)
 
+    def start(self, bag: Any, step: Step, ctx: Context) -> None:
+        """Background steps run in turn: the cluster already works while the driver waits."""
+        return None
+
     def map(self, bag: Any, step: Step, ctx: Context) -> Any:
         task = self._task(step, ctx)
         if step.batched:

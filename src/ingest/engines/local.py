@@ -8,12 +8,15 @@ whatever order the workers finish in, so the output is byte-identical for any ``
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, TypeVar
 
 from ..records.run import RunOutput
 from ..steps import Context, Step, formed_groups, run_steps
+from .forked import Forked, can_fork
 from .pool import pmap
 
 T = TypeVar("T")
@@ -54,6 +57,13 @@ class LocalEngine:
             pooled = self._run if step.pool_groups else self._here
             return [out for found in pooled(_group_one, ordered, step, ctx) for out in found]
 
+    def start(self, records: list[Any], step: Step, ctx: Context) -> Forked[Any] | None:
+        """A background step's value, computed by a forked child while the run goes on
+        (``jobs`` > 1 gives the run a second core for it); None when it must run in turn."""
+        if self.jobs <= 1 or not can_fork():
+            return None
+        return Forked(partial(_background, records, step, ctx))
+
     def _pairs(self, views: list[Any], step: Step, ctx: Context) -> Iterator[Any]:
         """Each view's (key, value) pairs; a batched step's in batches of views."""
         if not step.batched:
@@ -64,7 +74,7 @@ class LocalEngine:
     def _here(
         self, func: Callable[[T], R], items: Sequence[T], step: Step, ctx: Context
     ) -> Iterator[R]:
-        _set_task(step, ctx)
+        _set_task(step, ctx.only(step.needs))  # what it may read, here as on a worker
         return map(func, items)
 
     def _run(
@@ -76,6 +86,15 @@ class LocalEngine:
             step.warm()
         task = (step, ctx.only(step.needs))  # what a worker may read: a fork server pickles it
         return pmap(func, items, self.jobs, initializer=_set_task, initargs=task)
+
+
+def _background(records: list[Any], step: Step, ctx: Context) -> tuple[Any, float]:
+    """A step's gathered value and its seconds, computed here, in one process."""
+    assert step.gather is not None, f"background step {step.name!r} gathers no value"
+    t0 = time.perf_counter()
+    engine = LocalEngine(1)
+    out = (engine.map if step.kind == "map" else engine.group)(records, step, ctx)
+    return step.gather(out, ctx.only(step.needs)), time.perf_counter() - t0
 
 
 def _views(records: list[Any], step: Step) -> list[Any]:

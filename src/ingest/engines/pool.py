@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import signal
-import threading
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar, cast
 
 from ..errors import WorkerLost
+from .forked import can_fork
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -130,6 +130,6 @@ def _start_method() -> Any:
     lock (a progress bar, a Dask client in the same process) can leave a worker waiting on
     that lock for ever."""
     methods = mp.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
+    if "fork" in methods and can_fork():
         return mp.get_context("fork")
     return mp.get_context("forkserver" if "forkserver" in methods else "spawn")

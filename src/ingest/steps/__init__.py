@@ -28,7 +28,7 @@ from typing import Any
 
 from ..normalize.language import warm as warm_languages
 from ..transform.topics import topics_of
-from .context import Context, Engine, Step, formed_groups
+from .context import Context, Engine, Started, Step, formed_groups
 from .functions import (
     as_dict,
     by_component,
@@ -38,8 +38,8 @@ from .functions import (
     components,
     edges,
     identity_claims,
-    item_titles,
     language,
+    listing_titles,
     near,
     order_pairs,
     output,
@@ -62,8 +62,24 @@ __all__ = ["STEPS", "Context", "Engine", "Step", "formed_groups", "run_steps"]
 STEPS: tuple[Step, ...] = (
     Step("parse", "map", "inputs", "pages", parse, pool=True, progress=True),
     Step("topics", "map", "pages", "topics", page_facts, gather=topics_of),
-    Step("routes", "driver", "", "routes", routes),
+    Step("routes", "driver", "", "routes", routes, needs=("topics",)),
     Step("listings", "map", "pages", "listings", with_slugs, needs=("routes",)),
+    Step(
+        "languages",
+        "group",
+        "listings",
+        "langs",
+        language,
+        pairs=by_title,
+        view=listing_titles,
+        gather=with_known,
+        batched=True,
+        pool=True,
+        pool_from=2_000,  # ~50 µs a title: fewer are judged faster than a pool starts
+        warm=warm_languages,
+        needs=("known",),
+        background=True,  # only the records step reads them: judged while the run goes on
+    ),
     Step("summary keys", "group", "listings", "keys", summary, pairs=by_summary, batched=True),
     Step(
         "near-duplicates",
@@ -76,7 +92,7 @@ STEPS: tuple[Step, ...] = (
         batched=True,
     ),
     Step("order", "group", "listings", "order", order_pairs, pairs=by_topic, gather=edges),
-    Step("components", "driver", "", "components", components),
+    Step("components", "driver", "", "components", components, needs=("near", "order")),
     Step(
         "resolve",
         "group",
@@ -98,20 +114,6 @@ STEPS: tuple[Step, ...] = (
     ),
     Step("related", "map", "resolved", "related", related, gather=as_dict),
     Step(
-        "languages",
-        "group",
-        "resolved",
-        "langs",
-        language,
-        pairs=by_title,
-        view=item_titles,
-        gather=with_known,
-        pool=True,
-        pool_from=2_000,  # ~50 µs a title: fewer are judged faster than a pool starts
-        warm=warm_languages,
-        needs=("known",),
-    ),
-    Step(
         "records",
         "map",
         "resolved",
@@ -120,7 +122,14 @@ STEPS: tuple[Step, ...] = (
         gather=parts,
         needs=("ids", "related", "langs", "settings"),
     ),
-    Step("assemble", "driver", "", "output", output),
+    Step(
+        "assemble",
+        "driver",
+        "",
+        "output",
+        output,
+        needs=("topics", "parts", "previous", "settings", "ids"),
+    ),
 )
 
 
@@ -132,26 +141,50 @@ def run_steps(
     steps: tuple[Step, ...] = STEPS,
 ) -> Context:
     """Run every step of ``steps`` on ``engine``; ``on_step`` hears each one's seconds. A
-    collection is let go as soon as the last step that reads it is done."""
+    collection is let go as soon as the last step that reads it is done. A ``background``
+    step the engine can start goes on while the steps after it run; its value is set when
+    the first step that needs it comes (its time: the background work's)."""
     ctx = ctx or Context()
     data: dict[str, Any] = {"inputs": engine.source(inputs)}
     last = last_readers(steps)
-    for n, step in enumerate(steps):
-        t0 = time.perf_counter()
-        if step.kind == "driver":
-            setattr(ctx, step.writes, step.fn(ctx))
-        else:
-            run = engine.map if step.kind == "map" else engine.group
-            out = run(data[step.reads], step, ctx)
-            if step.gather is not None:
-                setattr(ctx, step.writes, step.gather(engine.collect(out), ctx))
+    pending: dict[str, tuple[Step, Started]] = {}
+    try:
+        for n, step in enumerate(steps):
+            for name in [w for w in pending if w in step.needs]:
+                _join(ctx, *pending.pop(name), on_step)
+            t0 = time.perf_counter()
+            started = engine.start(data[step.reads], step, ctx) if step.background else None
+            if started is not None:
+                pending[step.writes] = (step, started)
+            elif step.kind == "driver":
+                setattr(ctx, step.writes, step.fn(ctx.only(step.needs)))
             else:
-                data[step.writes] = out
-            if last[step.reads] == n:
+                run = engine.map if step.kind == "map" else engine.group
+                out = run(data[step.reads], step, ctx)
+                if step.gather is not None:
+                    setattr(ctx, step.writes, step.gather(engine.collect(out), ctx))
+                else:
+                    data[step.writes] = out
+            if step.kind != "driver" and last[step.reads] == n:
                 del data[step.reads]  # no later step reads it: let it go (once computed)
-        if on_step is not None:
-            on_step(step, time.perf_counter() - t0)
+            if on_step is not None and started is None:
+                on_step(step, time.perf_counter() - t0)
+        while pending:
+            _join(ctx, *pending.popitem()[1], on_step)
+    finally:
+        for _, started in pending.values():
+            started.stop()  # the run stopped early: no child outlives it
     return ctx
+
+
+def _join(
+    ctx: Context, step: Step, started: Started, on_step: Callable[[Step, float], None] | None
+) -> None:
+    """Wait for a background step and set its value."""
+    value, seconds = started.result()
+    setattr(ctx, step.writes, value)
+    if on_step is not None:
+        on_step(step, seconds)
 
 
 def last_readers(steps: tuple[Step, ...]) -> dict[str, int]:

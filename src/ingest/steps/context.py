@@ -78,6 +78,9 @@ class Step:
     batched: bool = False  # a list of views at once: map fn(views, ctx) → outputs;
     # group pairs(views, ctx) → one list of pairs per view
     progress: bool = False  # the engine reports each record this step finishes
+    # only later steps read its value (their ``needs`` name it): an engine may compute it
+    # while it runs the steps after it (the local engine: in a forked child)
+    background: bool = False
 
 
 class _Withheld:
@@ -122,3 +125,15 @@ class Engine(Protocol):
     def group(self, collection: Any, step: Step, ctx: Context) -> Any: ...
 
     def collect(self, collection: Any) -> list[Any]: ...
+
+    def start(self, collection: Any, step: Step, ctx: Context) -> Started | None:
+        """Start computing a ``background`` step's value; None: it runs in turn."""
+        ...
+
+
+class Started(Protocol):
+    """A background step's value being computed: ``result`` is (value, seconds)."""
+
+    def result(self) -> tuple[Any, float]: ...
+
+    def stop(self) -> None: ...

@@ -110,13 +110,21 @@ def with_known(pairs: list[tuple[str, str | None]], ctx: Context) -> dict[str, s
     return {**ctx.known, **dict(pairs)}
 
 
-def item_titles(comp: Component) -> list[str]:
-    return sorted({t for r in comp.items if (t := r.fields["title_original"])})
+def listing_titles(x: Listing) -> str | None:
+    """The title of a listing that an item may take as its original title: its original
+    title, or the Chinese one of an item page that shows no original title line."""
+    return x.title_original or (x.title_zh if x.original_is_chinese else None)
 
 
-def by_title(titles: list[str], ctx: Context) -> list[tuple[str, None]]:
-    """Original titles whose language no earlier publish decided."""
-    return [(t, None) for t in titles if t not in ctx.known]
+def by_title(titles: list[str | None], ctx: Context) -> list[list[tuple[str, None]]]:
+    """Each title whose language no earlier publish decided, once a batch."""
+    seen: set[str] = set()
+    out: list[list[tuple[str, None]]] = []
+    for t in titles:
+        fresh = t is not None and t not in ctx.known and t not in seen
+        out.append([(t, None)] if fresh else [])  # type: ignore[list-item]
+        seen.add(t)  # type: ignore[arg-type]
+    return out
 
 
 def language(title: str, _: list[None], ctx: Context) -> list[tuple[str, str | None]]:
