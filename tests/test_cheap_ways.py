@@ -111,7 +111,7 @@ def test_the_memos_keep_no_long_text() -> None:
     from ingest.extract.parse import lines
     from ingest.normalize import memo, text, urls
 
-    memos = [lines.is_summary_line, urls._checked_seen, text._cleaned_plain, text.key_of]
+    memos = [lines.is_summary_line, urls._checked_seen, text.cleaned_plain, text.key_of]
     before = [len(m.seen) for m in memos]
     for n in range(3):
         long = f"{n}摘要，" * (memo.MEMO_CHARS // 3 + 1)
@@ -238,3 +238,12 @@ def test_utf8_decoding_tries_gb18030_first_and_decides_as_the_plain_way(
         plain.cut_tail,
         plain.reason,
     )
+
+
+def test_every_character_cleaning_removes_is_unprintable() -> None:
+    """A printable text skips the search for removable characters: that holds only while
+    no printable character is one of them (every code point checked)."""
+    from ingest.normalize.text import _REMOVED_RE
+
+    printable = "".join(c for c in map(chr, range(0x110000)) if c.isprintable())
+    assert _REMOVED_RE.search(printable) is None

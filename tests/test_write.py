@@ -9,7 +9,9 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from ingest.errors import OutputLocked, PublishError
 from ingest.outputs import atomic as write
 from ingest.outputs.atomic import atomic_write_bytes, publish
 from ingest.outputs.lock import OutputLock
+from ingest.records.run import Alongside
 
 CHILD = Path(__file__).with_name("_write_child.py")
 SRC = Path(write.__file__).resolve().parents[2]
@@ -365,3 +368,54 @@ def test_a_carried_over_file_is_copied_where_it_cannot_be_linked(
     publish(tmp_path / "out", {"report.json": b"{}"}, {"state/pages-1.pack": source})
     copied = tmp_path / "out" / "state" / "pages-1.pack"
     assert copied.read_bytes() == data and copied.stat().st_ino != source.stat().st_ino
+
+
+# --- a file written alongside -----------------------------------------------------------------
+
+
+def test_a_file_written_alongside_lands_with_the_others(tmp_path: Path) -> None:
+    pack = [bytes([n]) * 70_000 for n in range(40)]
+    publish(tmp_path / "out", {**NEW, "state/pack": Alongside(lambda: iter(pack))})
+    assert (tmp_path / "out" / "state" / "pack").read_bytes() == b"".join(pack)
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {*NEW, "state"}
+
+
+def test_a_failure_alongside_fails_the_publish_and_leaves_the_old_set(tmp_path: Path) -> None:
+    def pieces() -> Iterator[bytes]:
+        yield b"x" * 10
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    out = make_old(tmp_path)
+    with pytest.raises(PublishError, match=os.strerror(errno.ENOSPC)):
+        publish(out, {**NEW, "state/pack": Alongside(pieces)})
+    assert snapshot(out) == OLD
+    assert leftovers(tmp_path) == []
+
+
+def test_a_file_written_alongside_stops_when_the_publish_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error in this thread's files stops the thread's file at its next piece: nothing
+    is written into a staging folder that is gone."""
+    started, given = threading.Event(), []
+
+    def pieces() -> Iterator[bytes]:
+        started.set()
+        for n in range(100_000):
+            given.append(n)
+            time.sleep(0.001)
+            yield b"y"
+
+    def waiting(*args: object) -> None:
+        started.wait(5)
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(write, "write_file", waiting)
+    threads = threading.active_count()
+    out = make_old(tmp_path)
+    with pytest.raises(PublishError):
+        publish(out, {**NEW, "state/pack": Alongside(pieces)})
+    assert 0 < len(given) < 100_000
+    assert snapshot(out) == OLD
+    assert leftovers(tmp_path) == []
+    assert threading.active_count() == threads  # the thread is gone

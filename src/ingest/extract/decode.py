@@ -206,13 +206,17 @@ class Locator:
         self._char = 0
         self._byte = 0
         self._line = 1
+        self._one_line = "\n" not in text and "\r" not in text  # a flattened page
 
     def at(self, offset: int) -> tuple[int, int]:
         if offset < self._char:
             self._char, self._byte, self._line = 0, 0, 1
         text, start = self._text, self._char
         piece = text[start:offset]
-        self._byte += len(piece.encode(self._codec, errors="surrogateescape"))
+        self._byte += len(piece.encode(self._codec, "surrogateescape"))
+        self._char = offset
+        if self._one_line:
+            return self._bom + self._byte, 1
         # CRLF, lone CR and LF each end a line (as in parse.base.split_lines).
         breaks = piece.count("\n")
         if "\r" in piece:
@@ -220,5 +224,4 @@ class Locator:
         if start and piece.startswith("\n") and text[start - 1] == "\r":
             breaks -= 1  # the CR that ended the previous chunk already counted this line
         self._line += breaks
-        self._char = offset
         return self._bom + self._byte, self._line

@@ -117,13 +117,13 @@ def cleaned(s: str, markdown: bool = False) -> tuple[str, tuple[str, ...]]:
 
 
 #: :func:`cleaned` remembered (pure: the same text cleans the same way), markdown or not.
-_cleaned_md = text_memo(partial(cleaned, markdown=True))
-_cleaned_plain = text_memo(cleaned)
+cleaned_md = text_memo(partial(cleaned, markdown=True))
+cleaned_plain = text_memo(cleaned)
 
 
 def cleaned_once(s: str, markdown: bool = False) -> tuple[str, tuple[str, ...]]:
     """:func:`cleaned`, remembered for texts up to ``MEMO_CHARS`` long."""
-    return (_cleaned_md if markdown else _cleaned_plain)(s)
+    return (cleaned_md if markdown else cleaned_plain)(s)
 
 
 #: Passes of markup and control removal before a field is called pathologically nested.
@@ -142,7 +142,9 @@ def _strip_pass(s: str, codes: dict[str, None], *, decode: bool) -> str:
         if had_markup:
             s = unicodedata.normalize("NFC", s)  # a removed tag or entity can join a sequence
             codes["MARKUP_REMOVED"] = None
-    if _REMOVED_RE.search(s) is not None:
+    # Every character _REMOVED_RE finds is unprintable: a printable text (the usual one)
+    # needs no search, which tries each of its characters against the class's ranges.
+    if not s.isprintable() and _REMOVED_RE.search(s) is not None:
         s = unicodedata.normalize("NFC", _REMOVED_RE.sub("", s))
         codes["CONTROL_CHAR_REMOVED"] = None
     return s

@@ -118,7 +118,7 @@ def check_url(raw: str | None) -> tuple[str | None, tuple[str, str] | None]:
         return None, ("URL_UNSAFE", f"link with a user name or password; dropped {shown}")
     if parts.port == 0:
         return None, ("URL_UNSAFE", f"link with port 0; dropped {shown}")
-    host = canonical_host(parts.hostname)
+    host = _host_seen(parts.hostname)
     if host is None:
         return None, ("URL_UNSAFE", f"link host is not a valid domain name; dropped {shown}")
     return _rebuild(parts, scheme, host), None
@@ -154,6 +154,11 @@ def canonical_host(host: str) -> str | None:
     host = host.lower()
     labels = host[:-1].split(".") if host.endswith(".") else host.split(".")
     return host if all(_valid_label(x) for x in labels) else None
+
+
+#: :func:`canonical_host`, remembered: a crawl names a few hosts again and again, and telling
+#: a name from an IP address costs two failed parses of it.
+_host_seen = text_memo(canonical_host)
 
 
 def _valid_label(label: str) -> bool:

@@ -6,13 +6,21 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..errors import PublishError
-from ..records.run import Content
+from ..records.run import Alongside, Content
 
-__all__ = ["atomic_write_bytes", "fsync_dir", "read_pieces", "write_file"]
+__all__ = [
+    "Writing",
+    "atomic_write_bytes",
+    "fsync_dir",
+    "read_pieces",
+    "write_alongside",
+    "write_file",
+]
 
 
 def fsync_dir(path: Path) -> None:
@@ -33,7 +41,7 @@ def write_file(path: Path, data: Content, mode: int = 0o666) -> None:
         if isinstance(data, bytes):
             _write_all(fd, data)
         else:
-            _write_pieces(fd, data())
+            _write_pieces(fd, data.pieces() if isinstance(data, Alongside) else data())
         os.fsync(fd)
     except OSError as e:
         e.filename = e.filename or str(path)
@@ -82,3 +90,44 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.unlink(tmp)
         reason = e.strerror or str(e)
         raise PublishError(f"cannot write {str(path)!r}: {reason}") from e
+
+
+class Writing:
+    """A file written by a thread of its own (see :class:`Alongside`): ``wait`` joins it and
+    raises what writing raised; ``stop`` makes it stop at its next piece and joins it."""
+
+    def __init__(self, path: Path, data: Alongside) -> None:
+        self._stop = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._write, args=(path, data), daemon=True)
+        self._thread.start()
+
+    def _write(self, path: Path, data: Alongside) -> None:
+        def pieces() -> Iterator[bytes]:
+            for piece in data.pieces():
+                if self._stop.is_set():
+                    raise _Stopped
+                yield piece
+
+        try:
+            write_file(path, pieces)
+        except BaseException as e:  # the waiting thread raises it
+            self._error = e
+
+    def wait(self) -> None:
+        self._thread.join()
+        if self._error is not None and not isinstance(self._error, _Stopped):
+            raise self._error
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+class _Stopped(Exception):
+    """The publish stopped: a thread writing alongside ends at its next piece."""
+
+
+def write_alongside(path: Path, data: Alongside) -> Writing:
+    """Start writing ``path`` in a thread of its own."""
+    return Writing(path, data)

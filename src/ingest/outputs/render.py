@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..records.run import PAGE, Content, RunOutput
+from ..records.run import PAGE, Alongside, Content, RunOutput
 from ..records.serial import json_bytes, jsonl
 from .page import page_pieces
 
@@ -29,4 +29,6 @@ def render(out: RunOutput) -> dict[str, Content]:
 
 def content_bytes(content: Content) -> bytes:
     """A file's whole content as bytes (for tests and small files)."""
-    return content if isinstance(content, bytes) else b"".join(content())
+    if isinstance(content, bytes):
+        return content
+    return b"".join(content.pieces() if isinstance(content, Alongside) else content())

@@ -18,8 +18,20 @@ FILES: dict[str, type[Out]] = {
 #: The run report as a web page: no schema, but part of every publish.
 PAGE = "report.html"
 
-#: A file's content: its bytes, or a function giving them in pieces as it is written.
-Content = bytes | Callable[[], Iterable[bytes]]
+Pieces = Callable[[], Iterable[bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class Alongside:
+    """A file's content whose making waits on the disk and on hashing more than it computes
+    (the state's page pack): written by a thread alongside the other files."""
+
+    pieces: Pieces
+
+
+#: A file's content: its bytes, a function giving them in pieces as it is written, or such
+#: a function to run alongside the others.
+Content = bytes | Pieces | Alongside
 
 
 @dataclass(slots=True)

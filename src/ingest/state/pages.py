@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
 
+import msgspec
+
 from .. import SCHEMA_VERSION
 from ..errors import PublishError, UsageError
 from ..extract.discover import StoredPage
-from ..records.run import Content, RunOutput
+from ..records.run import Alongside, Content, RunOutput
 from ..records.serial import jsonl
 from .previous import STATE, STATE_VERSION, PageRef, Previous
 
@@ -84,7 +85,7 @@ def state_files(
         f"{STATE}/evidence.jsonl": partial(jsonl, run.evidence),
     }
     if to_pack:
-        files[f"{STATE}/{pack_name}"] = partial(_pack, to_pack, prev, read_input)
+        files[f"{STATE}/{pack_name}"] = Alongside(partial(_pack, to_pack, prev, read_input))
     assert prev.folder is not None or not earlier
     links = {
         f"{STATE}/{name}": (prev.folder or Path()) / STATE / name
@@ -147,4 +148,6 @@ def _manifest(sequence: int, refs: Iterable[PageRef]) -> bytes:
         "sequence": sequence,
         "pages": [asdict(r) for r in sorted(refs, key=lambda r: (r.file, r.sha256))],
     }
-    return json.dumps(doc, indent=1, ensure_ascii=False).encode() + b"\n"
+    # what json.dumps(doc, indent=1, ensure_ascii=False) writes, written by msgspec (its
+    # indenting encoder is Python, 0.16 s for the 5,365 pages of a 100 MB crawl)
+    return msgspec.json.format(msgspec.json.encode(doc), indent=1) + b"\n"

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from itertools import accumulate
 from typing import NamedTuple
 
-from ...normalize.text import cleaned_once
+from ...normalize.text import cleaned_md, cleaned_plain
 from ...normalize.urls import checked_url
 from ...records.internal import Listing, PageReject, PageResult, Provenance
 from ..decode import ESCAPED_BYTE, Locator, cut_tail_length
@@ -191,12 +191,14 @@ class Page:
 
     def field(self, raw: str, where: str, *, markdown: bool = False) -> str:
         """Clean one text field, turning every lossy step into a warning at ``where``."""
-        text, codes = cleaned_once(raw, markdown)
+        text, codes = (cleaned_md if markdown else cleaned_plain)(raw)
         for code in codes:
             self.warn(code, where)
         return text
 
     def url(self, raw: str | None, where: str) -> str | None:
+        if not raw:
+            return None  # the usual link target: empty, no link (what check_url says)
         url, problem = checked_url(raw)
         if problem is not None:
             self.warn(problem[0], where, problem[1])

@@ -158,7 +158,9 @@ def _emit(page: Page, head: Head, raw_summary: str, ordinal: int, reason: str | 
     title = page.field(head.title, where, markdown=True)
     if not title:
         page.warn("TITLE_EMPTY", where)
-    kind, level = _meta(page, head.meta, where)
+    kind, level, problems = _read_meta(head.meta)
+    for code, detail in problems:
+        page.warn(code, where, detail)
     page.add(
         Listing(
             prov=page.prov(head.start, where),
@@ -177,13 +179,6 @@ def _emit(page: Page, head: Head, raw_summary: str, ordinal: int, reason: str | 
 def _raw(page: Page, head: Head, raw_summary: str) -> str:
     """The listing's raw text, head included (for a reject's excerpt and checks)."""
     return page.text[head.start : head.end] + raw_summary
-
-
-def _meta(page: Page, raw: str, where: str) -> tuple[str | None, str | None]:
-    kind, level, problems = _read_meta(raw)
-    for code, detail in problems:
-        page.warn(code, where, detail)
-    return kind, level
 
 
 @lru_cache(maxsize=1024)  # pure; a page has a handful of distinct '类型 · 级别' blocks
