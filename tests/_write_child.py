@@ -6,18 +6,28 @@ python _write_child.py publish SRC_DIR OUT_DIR [FSIZE_LIMIT]
     Exit 0 on success, 3 on PublishError (message on stderr).
 python _write_child.py lock OUT_DIR
     hold OutputLock(OUT_DIR), print "locked", then wait until stdin closes.
+python _write_child.py apart SRC_DIR OUT_DIR CASE
+    publish SRC_DIR's files and "page.html" made apart (by a forked child: it writes the
+    pid that made it); CASE "ok", "oserror" (ENOSPC), "bug" (ValueError) or "slow" (a page
+    that takes a minute). Prints this process's pid, then what the publish raised, then
+    whether a child process is left.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import resource
 import signal
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from ingest.errors import PublishError
 from ingest.outputs.atomic import publish
 from ingest.outputs.lock import OutputLock
+from ingest.records.run import Apart, Content
 
 
 def _publish(src: Path, out: Path, fsize: int | None) -> int:
@@ -34,6 +44,31 @@ def _publish(src: Path, out: Path, fsize: int | None) -> int:
     return 0
 
 
+def _apart(src: Path, out: Path, case: str) -> int:
+    def pieces() -> Iterator[bytes]:
+        if case == "oserror":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        if case == "bug":
+            raise ValueError("a bug in the page")
+        if case == "slow":
+            time.sleep(60)
+        yield f"made by {os.getpid()}".encode()
+
+    files: dict[str, Content] = {p.name: p.read_bytes() for p in sorted(src.iterdir())}
+    print(os.getpid(), flush=True)
+    try:
+        publish(out, {**files, "page.html": Apart(pieces)})
+        print("published", flush=True)
+    except (PublishError, RuntimeError) as e:
+        print(f"{type(e).__name__}: {str(e).splitlines()[-1]}", flush=True)
+    try:
+        left: object = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        left = None
+    print(f"left {left}", flush=True)
+    return 0
+
+
 def _lock(out: Path) -> int:
     with OutputLock(out):
         print("locked", flush=True)
@@ -47,6 +82,8 @@ def main(argv: list[str]) -> int:
         return _publish(Path(argv[1]), Path(argv[2]), fsize)
     if argv[0] == "lock":
         return _lock(Path(argv[1]))
+    if argv[0] == "apart":
+        return _apart(Path(argv[1]), Path(argv[2]), argv[3])
     raise SystemExit(f"unknown mode {argv[0]!r}")
 
 

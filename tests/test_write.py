@@ -419,3 +419,43 @@ def test_a_file_written_alongside_stops_when_the_publish_does(
     assert snapshot(out) == OLD
     assert leftovers(tmp_path) == []
     assert threading.active_count() == threads  # the thread is gone
+
+
+# --- a file made apart ------------------------------------------------------------------------
+
+
+def _apart(tmp_path: Path, case: str, fault: str | None = None) -> tuple[list[str], Path]:
+    out = make_old(tmp_path)
+    src = write_src(tmp_path / "src", NEW)
+    done = run_child("apart", str(src), str(out), case, fault=fault)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines(), out
+
+
+def test_a_file_made_apart_is_made_by_a_child_and_lands_with_the_others(tmp_path: Path) -> None:
+    (pid, said, left), out = _apart(tmp_path, "ok")
+    assert said == "published" and left == "left None"
+    made_by = (out / "page.html").read_text()
+    assert made_by.startswith("made by ") and made_by != f"made by {pid}"
+    assert snapshot(out) == {**NEW_WITH_KEEP, "page.html": made_by.encode()}
+
+
+def test_a_disk_error_apart_fails_the_publish_as_one_here(tmp_path: Path) -> None:
+    (_, said, left), out = _apart(tmp_path, "oserror")
+    assert said.startswith("PublishError: cannot publish output folder") and left == "left None"
+    assert os.strerror(errno.ENOSPC) in said
+    assert snapshot(out) == OLD and leftovers(tmp_path) == []
+
+
+def test_a_bug_apart_fails_the_publish_with_its_traceback(tmp_path: Path) -> None:
+    (_, said, left), out = _apart(tmp_path, "bug")
+    assert said == "RuntimeError: ValueError: a bug in the page" and left == "left None"
+    assert snapshot(out) == OLD and leftovers(tmp_path) == []
+
+
+def test_a_publish_that_fails_here_stops_the_child_making_a_file_apart(tmp_path: Path) -> None:
+    t0 = time.monotonic()
+    (_, said, left), out = _apart(tmp_path, "slow", fault="after_stage_write:eio")
+    assert said.startswith("PublishError") and left == "left None"
+    assert time.monotonic() - t0 < 30  # the child (a minute of work) was stopped, not waited for
+    assert snapshot(out) == OLD and leftovers(tmp_path) == []

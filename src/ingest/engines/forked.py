@@ -1,15 +1,15 @@
 """A value computed by a forked child process while this process goes on.
 
-The child sees the run as it was when it forked (nothing is sent to it), computes the value,
-writes it pickled to an unnamed file and exits at once: a child left waiting on a pipe keeps
-the old copy of every page its parent writes meanwhile (the whole heap, on a run whose
-parent goes on resolving), while its file costs nothing. The parent reads the value when it
-needs it. A failure
-in the child is raised in the parent when it asks for the value (with the child's
-traceback); a child that dies (killed, out of memory) is :class:`WorkerLost`. A child dies
-with its parent (``PR_SET_PDEATHSIG``) and is killed by :meth:`Forked.stop` when the run
-stops early. Forking is only safe in a process of one thread (another thread may hold a
-lock the child would wait on for ever): :func:`can_fork` says so.
+The child sees the run as it was when it forked (nothing is sent to it), computes the
+value, writes it pickled to an unnamed file and exits at once: a child left waiting on a
+pipe keeps the old copy of every page its parent writes meanwhile (the whole heap, on a run
+whose parent goes on resolving), while its file costs nothing. The parent reads the value
+when it needs it. A failure in the child is raised in the parent when it asks for the value
+(an ``OSError`` as it was; anything else with the child's traceback); a child that dies
+(killed, out of memory) is :class:`WorkerLost`. A child dies with its parent
+(``PR_SET_PDEATHSIG``) and is killed by :meth:`Forked.stop` when the run stops early.
+Forking is only safe in a process of one thread (another thread may hold a lock the child
+would wait on for ever): :func:`can_fork` says so.
 """
 
 from __future__ import annotations
@@ -61,10 +61,13 @@ class Forked(Generic[T]):
                 "was published"
             )
         ok, payload = pickle.loads(data)
-        if not ok:
-            raise RuntimeError(f"a child process failed:\n{payload}")
-        value: T = payload
-        return value
+        if ok:
+            value: T = payload
+            return value
+        error, shown = payload
+        if isinstance(error, OSError):  # the disk, not a bug: raised as it was
+            raise error
+        raise RuntimeError(f"a child process failed:\n{shown}")
 
     def stop(self) -> None:
         """Kill the child if it still runs (a no-op once its value was read)."""
@@ -84,8 +87,11 @@ def _child(compute: Callable[[], Any], fd: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     try:
         sent = pickle.dumps((True, compute()), protocol=pickle.HIGHEST_PROTOCOL)
-    except BaseException:  # a bug in the step: the parent raises it, with where
-        sent = pickle.dumps((False, traceback.format_exc()), protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError as e:  # a full disk, say: the parent raises it as it is
+        sent = pickle.dumps((False, (e, "")), protocol=pickle.HIGHEST_PROTOCOL)
+    except BaseException:  # a bug: the parent raises it, with where
+        failed = (False, (None, traceback.format_exc()))
+        sent = pickle.dumps(failed, protocol=pickle.HIGHEST_PROTOCOL)
     data = memoryview(sent)
     with contextlib.suppress(OSError):  # a full disk: the parent finds the file short
         while data:

@@ -25,9 +25,17 @@ from functools import partial
 from pathlib import Path
 
 from ..errors import PublishError
-from ..records.run import Alongside, Content
+from ..records.run import Alongside, Apart, Content
 from .faults import FAULT_ENV, FAULT_POINTS, Fault
-from .files import atomic_write_bytes, fsync_dir, read_pieces, write_alongside, write_file
+from .files import (
+    Writing,
+    WritingApart,
+    atomic_write_bytes,
+    fsync_dir,
+    read_pieces,
+    write_alongside,
+    write_file,
+)
 from .lock import is_held
 
 __all__ = [
@@ -154,22 +162,26 @@ def _stage(
     for name, source in links.items():
         _link_or_copy(source, staging / name)
     others = {n: d for n, d in files.items() if n != MANIFEST} | _keep_files(out_dir, files)
-    threads = [
-        write_alongside(staging / n, d) for n, d in others.items() if isinstance(d, Alongside)
+    aside: list[Writing | WritingApart] = [  # started first: they take longest
+        write_alongside(staging / n, d)
+        if isinstance(d, Alongside)
+        else WritingApart(staging / n, d)
+        for n, d in others.items()
+        if isinstance(d, Alongside | Apart)
     ]
     try:
-        here = [(n, d) for n, d in others.items() if not isinstance(d, Alongside)]
+        here = [(n, d) for n, d in others.items() if not isinstance(d, Alongside | Apart)]
         for count, (name, data) in enumerate(here, start=1):
             write_file(staging / name, data)
             if count == 1:
                 fault.hit("after_stage_write", staging)
         if not here:
             fault.hit("after_stage_write", staging)
-        for t in threads:
-            t.wait()
+        for w in aside:
+            w.wait()
     finally:
-        for t in threads:
-            t.stop()  # a no-op for one that is done
+        for w in aside:
+            w.stop()  # a no-op for one that is done
     for folder in folders:
         fsync_dir(staging / folder)
     fault.hit("after_fsync", staging)

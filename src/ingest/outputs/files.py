@@ -8,13 +8,16 @@ import os
 import secrets
 import threading
 from collections.abc import Iterable, Iterator
+from functools import partial
 from pathlib import Path
 
+from ..engines.forked import Forked, can_fork
 from ..errors import PublishError
-from ..records.run import Alongside, Content
+from ..records.run import Alongside, Apart, Content
 
 __all__ = [
     "Writing",
+    "WritingApart",
     "atomic_write_bytes",
     "fsync_dir",
     "read_pieces",
@@ -41,7 +44,7 @@ def write_file(path: Path, data: Content, mode: int = 0o666) -> None:
         if isinstance(data, bytes):
             _write_all(fd, data)
         else:
-            _write_pieces(fd, data.pieces() if isinstance(data, Alongside) else data())
+            _write_pieces(fd, data.pieces() if isinstance(data, Alongside | Apart) else data())
         os.fsync(fd)
     except OSError as e:
         e.filename = e.filename or str(path)
@@ -131,3 +134,24 @@ class _Stopped(Exception):
 def write_alongside(path: Path, data: Alongside) -> Writing:
     """Start writing ``path`` in a thread of its own."""
     return Writing(path, data)
+
+
+class WritingApart:
+    """A file written by a forked child (see :class:`Apart`); written here, in turn, where
+    forking is not safe (a process of several threads)."""
+
+    def __init__(self, path: Path, data: Apart) -> None:
+        self._child: Forked[None] | None = None
+        if can_fork():
+            self._child = Forked(partial(write_file, path, data))
+        else:
+            write_file(path, data)
+
+    def wait(self) -> None:
+        if self._child is not None:
+            self._child.result()
+            self._child = None
+
+    def stop(self) -> None:
+        if self._child is not None:
+            self._child.stop()

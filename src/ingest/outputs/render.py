@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..records.run import PAGE, Alongside, Content, RunOutput
+from ..records.run import PAGE, Alongside, Apart, Content, RunOutput
 from ..records.serial import json_bytes, jsonl
 from .page import page_pieces
 
@@ -22,7 +22,7 @@ def render(out: RunOutput) -> dict[str, Content]:
         "topics.jsonl": partial(jsonl, out.topics),
         "rejects.jsonl": partial(jsonl, out.rejects),
         "changes.jsonl": partial(jsonl, out.changes),
-        PAGE: partial(page_pieces, out),
+        PAGE: Apart(partial(page_pieces, out)),  # made by a child while the rest is written
         "report.json": json_bytes(out.report, indent=2) + b"\n",
     }
 
@@ -31,4 +31,4 @@ def content_bytes(content: Content) -> bytes:
     """A file's whole content as bytes (for tests and small files)."""
     if isinstance(content, bytes):
         return content
-    return b"".join(content.pieces() if isinstance(content, Alongside) else content())
+    return b"".join(content.pieces() if isinstance(content, Alongside | Apart) else content())

@@ -29,9 +29,17 @@ class Alongside:
     pieces: Pieces
 
 
+@dataclass(frozen=True, slots=True)
+class Apart:
+    """A file's content that takes long to make and only reads the records (the report
+    page): made by a forked child process while the other files are written."""
+
+    pieces: Pieces
+
+
 #: A file's content: its bytes, a function giving them in pieces as it is written, or such
-#: a function to run alongside the others.
-Content = bytes | Pieces | Alongside
+#: a function run alongside the others (in a thread) or apart (in a child process).
+Content = bytes | Pieces | Alongside | Apart
 
 
 @dataclass(slots=True)
