@@ -80,6 +80,16 @@ STEPS: tuple[Step, ...] = (
         needs=("known",),
         background=True,  # only the records step reads them: judged while the run goes on
     ),
+    Step(
+        "order",
+        "group",
+        "listings",
+        "order",
+        order_pairs,
+        pairs=by_topic,
+        gather=edges,
+        background=True,  # read by the components step alone: aligned while keys are signed
+    ),
     Step("summary keys", "group", "listings", "keys", summary, pairs=by_summary, batched=True),
     Step(
         "near-duplicates",
@@ -91,7 +101,6 @@ STEPS: tuple[Step, ...] = (
         pool=True,
         batched=True,
     ),
-    Step("order", "group", "listings", "order", order_pairs, pairs=by_topic, gather=edges),
     Step("components", "driver", "", "components", components, needs=("near", "order")),
     Step(
         "resolve",
