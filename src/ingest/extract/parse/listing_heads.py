@@ -51,6 +51,7 @@ class Head(NamedTuple):
     title: str
     url: str
     meta: str
+    dot: int  # where the ``.`` after its number is
 
 
 def candidates(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int]]:
@@ -85,16 +86,21 @@ def _space(c: str, ascii_only: bool) -> bool:
     return c in _ASCII_SPACE if ascii_only else c.isspace()
 
 
-def loose_numbers(text: str, start: int, end: int) -> Iterator[tuple[int, str]]:
+def loose_numbers(
+    text: str, start: int, end: int, skip: frozenset[int] = frozenset()
+) -> Iterator[tuple[int, str]]:
     """(start, digits) of everything numbered like a listing in ``text[start:end]``: 1 to 6
     digits (ASCII or full-width) after white space, then ``.`` or ``．`` and white space or
-    ``[``. In order of position. A C-level scan finds each dot so followed (a pattern that
-    starts with a literal is searched for fast; one that starts with a digit class is tried
-    at every position, five times slower); the digits before it are checked in Python."""
+    ``[``; but the dots in ``skip``. In order of position. A C-level scan finds each dot so
+    followed (a pattern that starts with a literal is searched for fast; one that starts
+    with a digit class is tried at every position, five times slower); the digits before it
+    are checked in Python."""
     dots = [m.start() for m in _DOT.finditer(text, start, end)]
     if text.find("．", start, end) != -1:
         dots = sorted(dots + [m.start() for m in _WIDE_DOT.finditer(text, start, end)])
     for dot in dots:
+        if dot in skip:
+            continue
         first = _number_start(text, dot, ascii_only=False)
         if first is not None and first >= start:
             yield first, text[first:dot]
@@ -119,7 +125,8 @@ def valid_heads(text: str) -> list[Head]:
         if j != dot and (j == 0 or text[j - 1] in _ASCII_SPACE):
             h = plain(text, dot + 2) or full(text, dot + 2)
             if h is not None:
-                out.append(_tuple_new(Head, (int(text[j:dot]), j, h.end(), *h.group(1, 2, 3))))
+                parts = h.group(1, 2, 3)
+                out.append(_tuple_new(Head, (int(text[j:dot]), j, h.end(), *parts, dot)))
         dot = find(". [", dot + 3)
     return out
 
@@ -171,9 +178,11 @@ def broken_heads(text: str, start: int, heads: list[Head], end: int) -> dict[int
     expects it (the next number, that number missing): ``见 6. [x]`` stays summary text.
     """
     taken = {h.start for h in heads}
+    # a listing's own number: its digits start where it does (its dot needs no look)
+    own = frozenset(h.dot for h in heads)
     failed = [
         (at, int(digits), not digits.isascii())
-        for at, digits in loose_numbers(text, start, end)
+        for at, digits in loose_numbers(text, start, end, own)
         if at not in taken
     ]
     out: dict[int, int] = {}
@@ -210,4 +219,4 @@ def _scan_head(text: str, at: int, number: int) -> Head | None:
     h = _PLAIN_HEAD.match(text, pos) or _HEAD.match(text, pos)
     if h is None:
         return None
-    return Head(number, at, h.end(), h.group(1), h.group(2), h.group(3))
+    return Head(number, at, h.end(), h.group(1), h.group(2), h.group(3), pos - 2)

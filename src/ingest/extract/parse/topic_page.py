@@ -161,17 +161,21 @@ def _emit(page: Page, head: Head, raw_summary: str, ordinal: int, reason: str | 
     kind, level, problems = _read_meta(head.meta)
     for code, detail in problems:
         page.warn(code, where, detail)
-    page.add(
+    url = page.url(md_unescape(head.url), where) if head.url else None
+    topic = page.result.header.slug if page.result.header else None
+    page.add(  # in field order: a Struct built from positions skips matching keywords
         Listing(
-            prov=page.prov(head.start, where),
-            ordinal=ordinal,
-            summary_zh=summary,
-            title_zh=title or None,
-            url=page.url(md_unescape(head.url), where),
-            kind_label=kind,
-            level_label=level,
-            rank=head.number,
-            topic_key=page.result.header.slug if page.result.header else None,
+            page.prov(head.start, where),
+            ordinal,
+            summary,
+            title or None,
+            None,  # title_original
+            False,  # original_is_chinese
+            url,
+            kind,
+            level,
+            head.number,
+            topic,
         )
     )
 
