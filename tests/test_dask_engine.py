@@ -211,3 +211,29 @@ def test_dask_knows_what_parsed_pages_weigh() -> None:
     comps = [Component(items=[Resolved("i", {}, listings, [])])]
     for records in (pages, listings, comps):
         assert sizeof(records) >= len(pickle.dumps(records)), type(records[0])
+
+
+def test_shuffled_pairs_cross_as_messagepack_and_come_back_equal() -> None:
+    """The pairs a shuffle moves by the million (a listing, an order point, nothing, each
+    keyed by a text) cross as MessagePack; any other, and text MessagePack cannot hold, is
+    pickled; all come back as they went."""
+    from ingest.engines.dask import _packed_pairs, _unpacked_pairs
+    from ingest.extract.discover import collect_inputs
+    from ingest.extract.pages import extract_page
+    from ingest.transform.align import order_point
+
+    listings = [x for f in collect_inputs([str(SEEDS)]) for x in extract_page(f).listings]
+    for x in listings:
+        x.key = x.summary_zh
+    cases = {
+        b"L": [(x.key, x) for x in listings],
+        b"O": [(x.key, order_point(x)) for x in listings],
+        b"N": [(x.key, None) for x in listings],
+        b"P": [(1, "a"), (2, "b")],  # another kind of key and value: pickled
+    }
+    for tag, pairs in cases.items():
+        packed = _packed_pairs(pairs)
+        assert packed[:1] == tag
+        assert _unpacked_pairs(packed) == pairs
+    odd = [("a lone surrogate \udcff", None)]
+    assert _packed_pairs(odd)[:1] == b"P" and _unpacked_pairs(_packed_pairs(odd)) == odd
