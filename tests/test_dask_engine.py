@@ -217,7 +217,7 @@ def test_shuffled_pairs_cross_as_messagepack_and_come_back_equal() -> None:
     """The pairs a shuffle moves by the million (a listing, an order point, nothing, each
     keyed by a text) cross as MessagePack; any other, and text MessagePack cannot hold, is
     pickled; all come back as they went."""
-    from ingest.engines.dask import _packed_pairs, _unpacked_pairs
+    from ingest.engines.wire import packed_pairs, unpacked_pairs
     from ingest.extract.discover import collect_inputs
     from ingest.extract.pages import extract_page
     from ingest.transform.align import order_point
@@ -232,8 +232,8 @@ def test_shuffled_pairs_cross_as_messagepack_and_come_back_equal() -> None:
         b"P": [(1, "a"), (2, "b")],  # another kind of key and value: pickled
     }
     for tag, pairs in cases.items():
-        packed = _packed_pairs(pairs)
+        packed = packed_pairs(pairs)
         assert packed[:1] == tag
-        assert _unpacked_pairs(packed) == pairs
+        assert unpacked_pairs(packed) == pairs
     odd = [("a lone surrogate \udcff", None)]
-    assert _packed_pairs(odd)[:1] == b"P" and _unpacked_pairs(_packed_pairs(odd)) == odd
+    assert packed_pairs(odd)[:1] == b"P" and unpacked_pairs(packed_pairs(odd)) == odd

@@ -19,16 +19,11 @@ from collections.abc import Hashable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import msgspec
-from xxhash import xxh64_intdigest
-
 from ..errors import UsageError
-from ..records.internal import Listing, PageResult
 from ..records.run import RunOutput
 from ..steps import Context, Step, formed_groups, run_steps
-from ..transform.align import OrderPoint
-from ..transform.merge import Component
 from .local import NO_COLLECTIONS, set_gc_threshold
+from .wire import cut, packed, register_sizes, unpacked_pairs
 
 #: The scheduler of the local cluster keeps tasks where their data is. Every step leaves
 #: its collection persisted where it was made, and a task run elsewhere drags its
@@ -144,7 +139,7 @@ class DaskEngine:
         task = self._task(step, ctx)
         pairs = _pairs(bag, step, task)
         width = self.partitions
-        pieces = [delayed(_cut, pure=True)(part, width) for part in pairs.to_delayed()]
+        pieces = [delayed(cut, pure=True)(part, width) for part in pairs.to_delayed()]
         groups = [
             delayed(_groups_of, pure=True)([p[j] for p in pieces], task) for j in range(width)
         ]
@@ -158,7 +153,7 @@ class _Pending:
         from distributed import get_client
 
         self._t0 = time.perf_counter()
-        self._futures = get_client().compute(bag.map_partitions(_packed).to_delayed())
+        self._futures = get_client().compute(bag.map_partitions(packed).to_delayed())
         self._step, self._ctx = step, ctx
 
     def result(self) -> tuple[Any, float]:
@@ -188,18 +183,12 @@ def _gathered(bag: Any) -> list[Any]:
     from distributed import as_completed, get_client
 
     client = get_client()
-    futures = client.compute(bag.map_partitions(_packed).to_delayed())
+    futures = client.compute(bag.map_partitions(packed).to_delayed())
     place = {f.key: n for n, f in enumerate(futures)}
     parts: list[list[Any]] = [[] for _ in futures]
-    for future, packed in as_completed(futures, with_results=True):
-        parts[place[future.key]] = pickle.loads(packed[0])
+    for future, blob in as_completed(futures, with_results=True):
+        parts[place[future.key]] = pickle.loads(blob[0])
     return [record for part in parts for record in part]
-
-
-def _packed(records: Iterable[Any]) -> list[bytes]:
-    """A partition as one pickle: Dask sends bytes as they are, where a list of records
-    costs it about twice the pickling, record by record, on the event loop."""
-    return [pickle.dumps(list(records), protocol=pickle.HIGHEST_PROTOCOL)]
 
 
 def _view(record: Any, step: Step) -> Any:
@@ -231,61 +220,10 @@ def _pairs_of_partition(records: Iterable[Any], task: tuple[Step, Context]) -> l
     return [p for per in step.pairs(views, ctx) for p in per]
 
 
-def _stable_hash(pair: tuple[Hashable, Any]) -> int:
-    """A group key that hashes the same in every process (str hashes are salted)."""
-    key = pair[0]
-    return xxh64_intdigest(key if isinstance(key, bytes) else str(key).encode())
-
-
-def _cut(pairs: Iterable[tuple[Hashable, Any]], width: int) -> list[bytes]:
-    """One input partition's pairs, cut into ``width`` pieces by the key's stable hash,
-    each piece packed (see :func:`_packed_pairs`)."""
-    pieces: list[list[tuple[Hashable, Any]]] = [[] for _ in range(width)]
-    for pair in pairs:
-        pieces[_stable_hash(pair) % width].append(pair)
-    return [_packed_pairs(piece) for piece in pieces]
-
-
 def _groups_of(pieces: list[bytes], task: tuple[Step, Context]) -> list[Any]:
     """One output partition: the pairs of its (packed) pieces, grouped and given to the
     step's function."""
-    return _grouped((_unpacked_pairs(piece) for piece in pieces), *task)
-
-
-#: Pairs a shuffle moves by the millions, by the type of their values: keyed by a text, they
-#: cross as MessagePack (a listing pickles field by field, and its provenance through
-#: Python: five times slower to write, three to read); anything else is pickled.
-_PAIRS: dict[type, tuple[bytes, Any]] = {}
-_PICKLED = b"P"
-
-
-def _pair_codecs() -> dict[type, tuple[bytes, Any]]:
-    if not _PAIRS:
-        _PAIRS[Listing] = (b"L", msgspec.msgpack.Decoder(list[tuple[str, Listing]]))
-        _PAIRS[OrderPoint] = (b"O", msgspec.msgpack.Decoder(list[tuple[str, OrderPoint]]))
-        _PAIRS[type(None)] = (b"N", msgspec.msgpack.Decoder(list[tuple[str, None]]))
-    return _PAIRS
-
-
-def _packed_pairs(pairs: list[tuple[Hashable, Any]]) -> bytes:
-    codec = _pair_codecs().get(type(pairs[0][1])) if pairs else None
-    if codec is not None and all(type(k) is str for k, _ in pairs):
-        try:
-            return codec[0] + _ENCODER.encode(pairs)
-        except (TypeError, UnicodeEncodeError):  # a value of another type, a lone surrogate
-            pass
-    return _PICKLED + pickle.dumps(pairs, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def _unpacked_pairs(data: bytes) -> Any:
-    tag, body = data[:1], memoryview(data)[1:]
-    if tag == _PICKLED:
-        return pickle.loads(body)
-    decoder = next(d for t, d in _pair_codecs().values() if t == tag)
-    return decoder.decode(body)
-
-
-_ENCODER = msgspec.msgpack.Encoder()
+    return _grouped((unpacked_pairs(piece) for piece in pieces), *task)
 
 
 def _grouped(batches: Iterable[list[Any]], step: Step, ctx: Context) -> list[Any]:
@@ -325,37 +263,4 @@ def _no_collections(client: Any) -> Iterator[None]:
             client.run(set_gc_threshold, thresholds, workers=[address])
 
 
-# --------------------------------------------------------------------------- sizes
-
-#: What a record weighs in a worker's memory, roughly: its text (two bytes a character)
-#: and its objects' shells. Dask sizes a list by a sample of its items, and an object it
-#: does not know by its shell alone (``sys.getsizeof``): 200 parsed pages were 33 KB to
-#: it (0.8 MB pickled, 1.5 MB by these estimates). A scheduler that takes a partition for
-#: tiny moves it to wherever a worker is free, and the move costs a pickling of every
-#: record (see :data:`LOCAL_CLUSTER`).
-
-
-def listing_size(x: Listing) -> int:
-    texts = (x.summary_zh, x.key, x.title_zh, x.title_original, x.url, x.publisher)
-    return 400 + 2 * sum(len(t) for t in texts if t)
-
-
-def page_size(page: PageResult) -> int:
-    return 1000 + sum(map(listing_size, page.listings))
-
-
-def component_size(comp: Component) -> int:
-    return 500 + sum(listing_size(x) for r in comp.items for x in r.members)
-
-
-def _register_sizes() -> None:
-    try:
-        from dask.sizeof import sizeof
-    except ImportError:  # the optional extra is missing: client_for says so
-        return
-    sizeof.register(Listing)(listing_size)
-    sizeof.register(PageResult)(page_size)
-    sizeof.register(Component)(component_size)
-
-
-_register_sizes()  # here, and in each worker: it imports this module for the step functions
+register_sizes()  # here, and in each worker: it imports this module for the step functions
