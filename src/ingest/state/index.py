@@ -7,15 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from msgspec import Struct
+
 from ..normalize.text import match_key
 from .previous import Previous
 
 Place = tuple[str, int, str | None]  # (slug, rank, level label)
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
-    """What identity compares of an item, this run's or the previous publish's."""
+class Facts(Struct, frozen=True, array_like=True, gc=False):
+    """What identity compares of an item, this run's or the previous publish's (a Struct:
+    a claim carries one from a Dask worker to the driver, and pickles in C)."""
 
     keys: tuple[str, ...]  # summary match keys (the first is its own summary's)
     titles: tuple[str, ...]  # original-title match keys

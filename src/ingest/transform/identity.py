@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from msgspec import Struct
 from rapidfuzz import fuzz
 
 from ..normalize.text import key_of
@@ -53,9 +54,9 @@ def mint(summary_key: str, salt: int = 0) -> str:
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """One item of this run, and the earlier items the cheap indexes found for it."""
+class Claim(Struct, frozen=True, array_like=True, gc=False):
+    """One item of this run, and the earlier items the cheap indexes found for it (a
+    Struct: a Dask worker sends the driver every one, and it pickles in C)."""
 
     minted: str
     facts: Facts
