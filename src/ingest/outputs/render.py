@@ -23,8 +23,12 @@ def render(out: RunOutput) -> dict[str, Content]:
         "rejects.jsonl": partial(jsonl, out.rejects),
         "changes.jsonl": partial(jsonl, out.changes),
         PAGE: Apart(partial(page_pieces, out)),  # made by a child while the rest is written
-        "report.json": json_bytes(out.report, indent=2) + b"\n",
+        "report.json": partial(_report, out),  # made once the page's child has started
     }
+
+
+def _report(out: RunOutput) -> list[bytes]:
+    return [json_bytes(out.report, indent=2) + b"\n"]
 
 
 def content_bytes(content: Content) -> bytes:

@@ -81,7 +81,7 @@ def state_files(
         day = crawled.get(f.sha256 + f.file) if f.origin == "state" else now
         refs.append(PageRef(f.file, ref.sha256, ref.size, ref.pack, ref.offset, day))
     files: dict[str, Content] = {
-        f"{STATE}/manifest.json": _manifest(sequence, refs),
+        f"{STATE}/manifest.json": partial(_manifest, sequence, refs),
         f"{STATE}/evidence.jsonl": partial(jsonl, run.evidence),
     }
     if to_pack:
@@ -141,7 +141,7 @@ def _bytes_of(
     return data
 
 
-def _manifest(sequence: int, refs: Iterable[PageRef]) -> bytes:
+def _manifest(sequence: int, refs: Iterable[PageRef]) -> list[bytes]:
     doc = {
         "state_version": STATE_VERSION,
         "schema_version": SCHEMA_VERSION,
@@ -150,4 +150,4 @@ def _manifest(sequence: int, refs: Iterable[PageRef]) -> bytes:
     }
     # what json.dumps(doc, indent=1, ensure_ascii=False) writes, written by msgspec (its
     # indenting encoder is Python, 0.16 s for the 5,365 pages of a 100 MB crawl)
-    return msgspec.json.format(msgspec.json.encode(doc), indent=1) + b"\n"
+    return [msgspec.json.format(msgspec.json.encode(doc), indent=1) + b"\n"]
