@@ -515,3 +515,24 @@ def test_the_guard_allows_ten_percent_and_refuses_more(day1: Path, tmp_path: Pat
     assert snapshot(day1) == before
     assert day2(day1, crawl(tmp_path / "four", without(4), item=ITEM)) == 0
     assert [c["op"] for c in changes(day1) if c["entity"] == "item"] == ["removed"] * 4
+
+
+@pytest.mark.parametrize(
+    ("name", "damage", "words"),
+    [
+        ("items.jsonl", b'{"id": "0123456789abcdef"}\n{"id": \n', "items.jsonl: line 2"),
+        ("items.jsonl", b'["not", "an", "object"]\n', "items.jsonl: line 1: no 'id'"),
+        ("report.json", b'{"schema_version": "1.1.0", "run": ', "report.json"),
+    ],
+)
+def test_a_previous_publish_that_cannot_be_read_is_one_line_and_nothing_changes(
+    day1: Path, name: str, damage: bytes, words: str
+) -> None:
+    out = day1
+    (out / name).write_bytes(damage)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    proc = run_subprocess("run", str(SEEDS), "--out", str(out))
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("ingest: error: cannot read the previous publish") and words in line
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from msgspec import structs
+
 from ..records.output import Change, ChangeCounts, Item, OpCounts, Topic
 from ..records.serial import to_builtins
 
@@ -65,9 +67,10 @@ def change_set(
 
 
 def _as_json(record: Item | Topic, compared: bool) -> Mapping[str, Any]:
-    """A record as JSON when it is compared with an earlier one; a new record is only
-    listed as added, so it is not dumped (on a first run, none is)."""
-    return to_builtins(record) if compared else {}
+    """A record as JSON when it is compared with an earlier one, but its sources (which
+    make no change: nine in ten of an item's values); a new record is only listed as added,
+    so it is not dumped (on a first run, none is)."""
+    return to_builtins(structs.replace(record, sources=[])) if compared else {}
 
 
 def counts(changes: Iterable[Change]) -> ChangeCounts:

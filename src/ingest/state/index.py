@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from msgspec import Struct
 
-from ..normalize.text import match_key
+from ..normalize.text import key_of, match_key
 from .previous import Previous
 
 Place = tuple[str, int, str | None]  # (slug, rank, level label)
@@ -59,7 +59,7 @@ class IdIndex:
 def _previous_facts(previous: Previous, item_id: str) -> Facts:
     item = previous.items[item_id]
     ev = previous.evidence.get(item_id)
-    own = match_key(item.get("summary_zh") or "")
+    own = key_of(item.get("summary_zh") or "")  # remembered: this run keys it again
     keys = (own, *(k for k in (ev.keys if ev else []) if k != own))
     title = item.get("title_original")
     titles = tuple(ev.titles) if ev else ((match_key(title),) if title else ())
