@@ -63,11 +63,16 @@ def run_job(opts: JobOptions, progress: Callable[[int], Progress | None]) -> Job
         previous = writer.previous()
         stored = stored_pages(previous) if opts.merge else []
         settings = RunSettings("merge" if opts.merge else "snapshot", opts.crawled_at)
-        ctx = Context.building_on(previous, settings)
-        output = _engine(opts, [*inputs, *stored], ctx, progress(len(inputs) + len(stored)))
+        output = _engine(  # the run's context (its index, edges, parts...) ends with it
+            opts,
+            [*inputs, *stored],
+            Context.building_on(previous, settings),
+            progress(len(inputs) + len(stored)),
+        )
         refused = shrink(previous, output)
         if refused is not None and not opts.allow_shrink:
             return JobResult(output, False, refused, writer.write_refused(output))
+        previous.forget_records()  # compared and guarded: a rerun's earlier records go
         writer.write(output, previous, _reader(inputs))
     return JobResult(output, True)
 

@@ -58,6 +58,12 @@ class Previous:
     folder: Path | None = None  # where it was read from
     has_pages: bool = False  # False for a publish older than schema 1.1
 
+    def forget_records(self) -> None:
+        """Let go of the earlier items and topics (a large publish's are hundreds of
+        megabytes as JSON values) once the change set and the shrink guard are done."""
+        self.items = {}
+        self.topics = {}
+
 
 @dataclass(frozen=True, slots=True)
 class RunSettings:
