@@ -237,3 +237,30 @@ def test_shuffled_pairs_cross_as_messagepack_and_come_back_equal() -> None:
         assert unpacked_pairs(packed) == pairs
     odd = [("a lone surrogate \udcff", None)]
     assert packed_pairs(odd)[:1] == b"P" and unpacked_pairs(packed_pairs(odd)) == odd
+
+
+_ENDS_CLEAN = """
+import multiprocessing, threading
+from ingest.engines.dask import run_dask
+from ingest.extract.discover import collect_inputs
+inputs = collect_inputs([{seeds!r}])
+for _ in range(2):  # a second run in the same process still has what Dask needs
+    out = run_dask(inputs, None, 1)
+    print(len(out.items), threading.active_count(), len(multiprocessing.active_children()))
+"""
+
+
+def test_a_local_cluster_ends_with_its_run() -> None:
+    """The cluster ``--engine dask`` starts, its worker processes and the threads watching
+    them end with the run, and so does the thread distributed keeps for large messages:
+    the publish that follows forks the page's child only from a process of one thread."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _ENDS_CLEAN.format(seeds=str(SEEDS))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    runs = [line.split() for line in proc.stdout.splitlines()]
+    assert len(runs) == 2 and all(int(items) > 0 for items, _, _ in runs), proc.stdout
+    assert [(threads, children) for _, threads, children in runs] == [("1", "0")] * 2
