@@ -182,7 +182,7 @@ def test_the_local_cluster_keeps_tasks_where_their_data_is() -> None:
     """Every step leaves its collection where it was made; a task run elsewhere drags its
     partition after it. The cluster ``--engine dask`` starts steals no work and takes
     moving data for dear."""
-    from ingest.engines.dask import client_for
+    from ingest.engines.cluster import client_for
 
     def settings(dask_scheduler: Any) -> tuple[bool, float]:
         return "stealing" in dask_scheduler.extensions, dask_scheduler.bandwidth

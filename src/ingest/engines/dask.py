@@ -16,80 +16,14 @@ from __future__ import annotations
 import pickle
 import time
 from collections.abc import Hashable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import UsageError
 from ..records.run import RunOutput
 from ..steps import Context, Step, formed_groups, run_steps
+from .cluster import connected
 from .local import NO_COLLECTIONS, set_gc_threshold
 from .wire import cut, packed, register_sizes, unpacked_pairs
-
-#: The scheduler of the local cluster keeps tasks where their data is. Every step leaves
-#: its collection persisted where it was made, and a task run elsewhere drags its
-#: partition (megabytes of records, pickled and unpickled) after it. So no work stealing,
-#: and a bandwidth that makes moving data dearer than waiting for a busy worker (with the
-#: records' sizes made known, below). The steps of a 100 MB run on two workers (task
-#: stream, two or three runs each): with stealing off alone 19.4-23.9 s, data moved 20-22
-#: times for 11-16 s; with the sizes known too 17.5-18.3 s, 10-13 times; with the bandwidth
-#: as well 13.4-15.8 s, 5-6 times, all in the shuffles, where it must. A scheduler
-#: of your own takes them from ``DASK_DISTRIBUTED__SCHEDULER__WORK_STEALING=False`` and
-#: ``DASK_DISTRIBUTED__SCHEDULER__BANDWIDTH=1000000``.
-LOCAL_CLUSTER = {
-    "distributed.scheduler.work-stealing": False,
-    "distributed.scheduler.bandwidth": 1_000_000,
-}
-
-
-def client_for(scheduler: str | None, workers: int) -> Any:
-    """A client of the scheduler at ``scheduler``, or of a local cluster of ``workers``
-    processes (see :data:`LOCAL_CLUSTER`)."""
-    try:
-        import dask
-        from dask.distributed import Client, LocalCluster
-    except ImportError as e:
-        raise UsageError(
-            "--engine dask needs the optional extra: pip install 'ingest[dask]'"
-        ) from e
-    if scheduler:
-        try:
-            return Client(scheduler, timeout="10s")
-        except OSError as e:
-            raise UsageError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from e
-    with dask.config.set(LOCAL_CLUSTER):
-        cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
-        )
-    return Client(cluster)
-
-
-@contextmanager
-def _connected(scheduler: str | None, workers: int) -> Iterator[Any]:
-    """A client for the run; a local cluster it started ends with it (its worker processes,
-    and the threads that watch them, would otherwise last until the driver exits: the
-    publish that follows could not fork the page's child, and wrote it in turn)."""
-    client = client_for(scheduler, workers)
-    try:
-        with client:
-            yield client
-    finally:
-        if scheduler is None and client.cluster is not None:
-            client.cluster.close()
-        _release_offload_thread()
-
-
-def _release_offload_thread() -> None:
-    """distributed (de)serializes large messages on a one-thread pool it keeps for the
-    process's life; that idle thread alone keeps the publish from forking the page's child
-    (see engines.forked.can_fork). The pool is shut down, its thread joined, and a new one,
-    whose thread starts when first used, takes its place."""
-    from distributed import utils
-
-    old = getattr(utils, "_offload_executor", None)
-    if isinstance(old, ThreadPoolExecutor):
-        old.shutdown(wait=True)
-        utils._offload_executor = ThreadPoolExecutor(1, thread_name_prefix="Dask-Offload")
 
 
 class DaskEngine:
@@ -276,7 +210,7 @@ def run_dask(
     def timed(step: Step, seconds: float) -> None:
         timing[step.name] = round(seconds, 4)
 
-    with _connected(scheduler, workers) as client, _no_collections(client):
+    with connected(scheduler, workers) as client, _no_collections(client):
         done = run_steps(DaskEngine(max(1, workers * 4)), inputs, ctx, timed)
     assert done.output is not None
     done.output.report.timing.update(timing)

@@ -85,7 +85,7 @@ _ENCODER = msgspec.msgpack.Encoder()
 #: does not know by its shell alone (``sys.getsizeof``): 200 parsed pages were 33 KB to
 #: it (0.8 MB pickled, 1.5 MB by these estimates). A scheduler that takes a partition for
 #: tiny moves it to wherever a worker is free, and the move costs a pickling of every
-#: record (see :data:`LOCAL_CLUSTER`).
+#: record (see :data:`.cluster.LOCAL_CLUSTER`).
 
 
 def listing_size(x: Listing) -> int:
