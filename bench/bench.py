@@ -7,6 +7,8 @@ are measured the same way. ingest's counts are checked against the corpus's expe
 
     python bench/bench.py --size 100MB --jobs 2            # one size
     python bench/bench.py --sizes 25MB,50MB,100MB --jobs 2 # and the growth t(2n)/t(n)
+    python bench/bench.py --size 100MB --tree --rerun      # memory of the process tree, and
+                                                           # the daily run onto its publish
 
 Corpora are generated (deterministically) under bench/corpus/ unless they exist.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import itertools
 import json
 import os
@@ -22,8 +25,10 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SPLIT = re.compile(r"\s(?=[0-9]+\. \[)")
@@ -66,18 +71,62 @@ def floor(corpus: Path, out: Path) -> int:
 # --------------------------------------------------------------------------- measuring
 
 
-def timed(cmd: list[str]) -> tuple[float, int, str]:
-    """Run a child; return wall seconds, its peak RSS in MB, and its stdout."""
+class TreeMemory:
+    """The peak PSS of a process and its descendants, read from ``/proc`` every 50 ms by a
+    thread (Linux). A child's peak RSS counts the pages it shares with its parent again;
+    PSS shares them out, so the sum is what the run took. Reading costs the run a little."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.peak_mb = pid, 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> int:
+        self._done.set()
+        self._thread.join()
+        return self.peak_mb
+
+    def _poll(self) -> None:
+        while not self._done.wait(0.05):
+            kb = sum(_pss_kb(p) for p in _tree(self.pid))
+            self.peak_mb = max(self.peak_mb, kb // 1024)
+
+
+def _tree(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        for children in Path(f"/proc/{p}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                todo += [int(c) for c in children.read_text().split()]
+    return found
+
+
+def _pss_kb(pid: int) -> int:
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    return 0
+
+
+def timed(cmd: list[str], tree: bool = False) -> tuple[float, int, str, int | None]:
+    """Run a child; return wall seconds, its (or its largest descendant's) peak RSS in MB,
+    its stdout, and with ``tree`` the peak PSS of its process tree in MB."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    memory = TreeMemory(proc.pid) if tree else None
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
+    peak_tree = memory.stop() if memory else None
     out = proc.stdout.read() if proc.stdout else ""
     err = proc.stderr.read() if proc.stderr else ""
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         raise SystemExit(f"bench: {' '.join(cmd)} exited {code}: {err.strip()[-500:]}")
-    return wall, usage.ru_maxrss // 1024, out
+    return wall, usage.ru_maxrss // 1024, out, peak_tree
 
 
 def corpus_for(size: str, seed: int) -> Path:
@@ -101,7 +150,7 @@ def corpus_for(size: str, seed: int) -> Path:
     return folder
 
 
-def bench_one(size: str, seed: int, jobs: int, engine: list[str]) -> dict[str, float]:
+def bench_one(size: str, seed: int, jobs: int, engine: list[str], opts: Any) -> dict[str, float]:
     folder = corpus_for(size, seed)
     dumps = folder / "dumps"
     expected = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
@@ -109,38 +158,15 @@ def bench_one(size: str, seed: int, jobs: int, engine: list[str]) -> dict[str, f
     work = HERE / "out" / size
     work.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(work / "ingest", ignore_errors=True)  # a cold run: no earlier publish
-    fa, rss_a, out_a = timed(
+    fa, rss_a, out_a, _ = timed(
         [sys.executable, __file__, "--floor", str(dumps), str(work / "floor.jsonl")]
     )
-    fb, rss_b, _ = timed(
-        [
-            sys.executable,
-            "-m",
-            "ingest",
-            "run",
-            str(dumps),
-            "--out",
-            str(work / "ingest"),
-            "--jobs",
-            str(jobs),
-            "--quiet",
-            *engine,
-        ]
-    )
+    ingest = [sys.executable, "-m", "ingest", "run", str(dumps), "--out", str(work / "ingest")]
+    ingest += ["--jobs", str(jobs), "--quiet", *engine]
+    fb, rss_b, _, tree_b = timed(ingest, opts.tree)
     report = json.loads((work / "ingest" / "report.json").read_text(encoding="utf-8"))
     totals = report["totals"]
     check = {k: (totals[k], expected[k]) for k in ("listings", "items", "topics")}
-    row = {
-        "MB": mb,
-        "floor_s": fa,
-        "ingest_s": fb,
-        "ratio": fb / fa,
-        "floor_MBps": mb / fa,
-        "ingest_MBps": mb / fb,
-        "listings_per_s": totals["listings"] / fb,
-        "floor_rss_MB": rss_a,
-        "ingest_rss_MB": rss_b,
-    }
     print(
         f"\n== {size} corpus (seed {seed}): {mb:.1f} MB, {expected['listings']} listings, "
         f"{sum(expected['files'].values())} files; ingest --jobs {jobs} {' '.join(engine)}"
@@ -151,15 +177,24 @@ def bench_one(size: str, seed: int, jobs: int, engine: list[str]) -> dict[str, f
     )
     print(
         f"ingest (b): {fb:7.2f} s  {mb / fb:7.1f} MB/s  peak RSS {rss_b:5d} MB  "
-        f"{totals['listings'] / fb:9.0f} listings/s"
+        f"{totals['listings'] / fb:9.0f} listings/s{_tree_text(tree_b)}"
     )
     print(f"ratio b/a : {fb / fa:7.2f}")
     print(f"ingest timing (report.json): {report['timing']}")
+    if opts.rerun:
+        fc, rss_c, _, tree_c = timed(ingest, opts.tree)  # onto the publish (b) left
+        print(
+            f"rerun  (c): {fc:7.2f} s  onto (b)'s publish  peak RSS {rss_c:5d} MB"
+            + _tree_text(tree_c)
+        )
     for k, (got, want) in check.items():
         status = "ok" if got == want else "MISMATCH"
         print(f"check {k:9s}: ingest {got:8d}  expected {want:8d}  {status}")
-    row["counts_ok"] = float(all(g == w for g, w in check.values()))
-    return row
+    return {"MB": mb, "ingest_s": fb, "counts_ok": float(all(g == w for g, w in check.values()))}
+
+
+def _tree_text(peak: int | None) -> str:
+    return "" if peak is None else f"  process tree peak PSS {peak:5d} MB"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,6 +206,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--engine", default="local", choices=["local", "dask"])
+    p.add_argument(
+        "--tree",
+        action="store_true",
+        help="also the peak PSS of ingest's process tree (its forked children included), "
+        "read from /proc every 50 ms (Linux; costs the run a little)",
+    )
+    p.add_argument(
+        "--rerun",
+        action="store_true",
+        help="then ingest again onto its own publish (the daily run)",
+    )
     p.add_argument("--floor", nargs=2, metavar=("CORPUS", "OUT"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.floor:
@@ -178,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     engine = [] if args.engine == "local" else ["--engine", args.engine]
     sizes = args.sizes.split(",") if args.sizes else [args.size]
-    rows = [bench_one(s, args.seed, args.jobs, engine) for s in sizes]
+    rows = [bench_one(s, args.seed, args.jobs, engine, args) for s in sizes]
     if len(rows) > 1:
         print(
             "\ngrowth: "
