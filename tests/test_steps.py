@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import resource
 import signal
 import subprocess
 import sys
+import threading
+import time
 import weakref
 from pathlib import Path
 from typing import Any
@@ -106,6 +110,41 @@ def _stop(x: int, ctx: Context) -> list[int]:
     raise KeyboardInterrupt
 
 
+def _slow(values: list[int], ctx: Context) -> int:
+    time.sleep(3)
+    return 0
+
+
+def _odd_os_error(values: list[int], ctx: Context) -> Any:
+    error = OSError(28, "No space left on device")
+    error.held = threading.Lock()  # type: ignore[attr-defined]  # cannot be pickled
+    raise error
+
+
+def _too_big(values: list[int], ctx: Context) -> bytes:
+    return b"x" * 100_000  # more than the file size limit "short" sets
+
+
+def _no_fork() -> int:
+    raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+
+
+def _interrupt_in(seconds: int) -> None:
+    """Ctrl-C in ``seconds``: the run is then waiting for its background child."""
+
+    def interrupt(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGALRM, interrupt)
+    signal.alarm(seconds)
+
+
+def _short_files() -> None:
+    """Writes past 4 KB fail, as on a full disk (EFBIG instead of a signal)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
+
+
 def _background_steps(gather: Any = _pid_and_sum, then: Any = _double) -> tuple[Step, ...]:
     return (
         Step("a", "map", "inputs", "xs", _double),
@@ -122,7 +161,17 @@ def run_case(case: str) -> str:
         "fail": _background_steps(_fail),
         "die": _background_steps(_die),
         "stop": _background_steps(then=_stop),
+        "stop while joined": _background_steps(_slow),
+        "unpicklable error": _background_steps(_odd_os_error),
+        "short": _background_steps(_too_big),
+        "no fork": _background_steps(),
     }[case]
+    if case == "stop while joined":
+        _interrupt_in(1)
+    if case == "short":
+        _short_files()
+    if case == "no fork":
+        os.fork = _no_fork  # as when no memory or process is left for a child
     heard: list[str] = []
     try:
         ctx = run_steps(
@@ -159,6 +208,10 @@ def test_a_background_step_is_computed_in_a_child_and_set_before_a_step_needs_it
     assert ctx.langs == (os.getpid(), 12)  # one job: computed here, in turn
 
 
+def test_a_background_step_runs_in_turn_where_no_child_can_be_forked() -> None:
+    assert _fresh("no fork") == "child False total 12 seen True heard ['a', 'bg', 'b', 'c']"
+
+
 def test_a_failing_background_step_fails_the_run_with_its_traceback() -> None:
     said = _fresh("fail")
     assert said.startswith("RuntimeError: ValueError: a bug in a background step"), said
@@ -167,12 +220,27 @@ def test_a_failing_background_step_fails_the_run_with_its_traceback() -> None:
 
 def test_a_background_child_killed_at_work_is_a_lost_worker() -> None:
     said = _fresh("die")
-    assert said.startswith("WorkerLost: a child process of --jobs stopped before"), said
+    assert said.startswith("WorkerLost: a child process of the run stopped before"), said
     assert said.endswith("| left None")
 
 
 def test_a_run_stopped_early_leaves_no_background_child() -> None:
     assert _fresh("stop") == "KeyboardInterrupt:  | left None"
+    assert _fresh("stop while joined") == "KeyboardInterrupt:  | left None"
+
+
+def test_a_child_whose_error_cannot_be_sent_still_never_returns_to_the_run() -> None:
+    """The child's OSError cannot be pickled: the run hears the child failed, with its
+    traceback, once (a child escaping its error handling would go on running the run)."""
+    said = _fresh("unpicklable error")
+    assert said.startswith("RuntimeError: OSError: [Errno 28] No space left"), said
+    assert said.endswith("| left None") and len(said.splitlines()) == 1, said
+
+
+def test_a_value_the_child_could_not_write_whole_is_a_lost_worker() -> None:
+    said = _fresh("short")
+    assert said.startswith("WorkerLost: a child process of the run stopped before"), said
+    assert "exit code 70" in said and said.endswith("| left None"), said
 
 
 def test_a_step_reads_only_the_context_it_declares() -> None:

@@ -36,15 +36,44 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
+def forked(compute: Callable[[], T]) -> Forked[T] | None:
+    """``compute()`` in a forked child, or None where this process cannot fork now (other
+    threads; no memory or process left for a child: the caller computes it in turn)."""
+    if not can_fork():
+        return None
+    try:
+        return Forked(compute)
+    except OSError:
+        return None
+
+
 class Forked(Generic[T]):
     """``compute()`` running in a forked child."""
 
     def __init__(self, compute: Callable[[], T]) -> None:
         self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by result or stop
-        pid = os.fork()
-        if pid == 0:  # the child: compute, write, never return
-            _child(compute, self._file.fileno())
+        # SIGINT and SIGTERM wait until the child has its own handlers and the parent knows
+        # its child: a signal between the two would leave one running the other's code
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+        try:
+            pid = os.fork()
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            self._file.close()
+            raise
+        if pid == 0:  # the child: compute, write, exit; it never returns, whatever happens
+            code = _FAILED
+            try:
+                _child(compute, self._file.fileno(), mask)
+                code = 0
+            finally:
+                os._exit(code)
         self._pid: int | None = pid
+        try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a pending signal lands here
+        except BaseException:
+            self.stop()
+            raise
 
     def result(self) -> T:
         """The value, once the child has written it (what the child raised, raised here)."""
@@ -54,13 +83,7 @@ class Forked(Generic[T]):
         with self._file as f:
             f.seek(0)
             data = f.read()
-        if not data:
-            raise WorkerLost(
-                f"a child process of --jobs stopped before it finished (exit code "
-                f"{os.waitstatus_to_exitcode(status)}: killed, or out of memory?); nothing "
-                "was published"
-            )
-        ok, payload = pickle.loads(data)
+        ok, payload = _read(data, os.waitstatus_to_exitcode(status))
         if ok:
             value: T = payload
             return value
@@ -80,20 +103,48 @@ class Forked(Generic[T]):
         self._file.close()
 
 
-def _child(compute: Callable[[], Any], fd: int) -> None:
+def _read(data: bytes, code: int) -> tuple[bool, Any]:
+    """What a child wrote: (True, its value) or (False, (error, traceback))."""
+    try:
+        if code == 0:
+            ok, payload = pickle.loads(data)
+            return bool(ok), payload
+    except Exception:  # cut short: told as the child's death, below
+        pass
+    raise WorkerLost(
+        f"a child process of the run stopped before it gave its value (exit code {code}: "
+        "killed, out of memory, or its temporary file could not be written); nothing was "
+        "published"
+    )
+
+
+_STOPPING = {signal.SIGINT, signal.SIGTERM}
+#: The exit code of a child that could not write its value (the parent reads none).
+_FAILED = 70
+
+
+def _child(compute: Callable[[], Any], fd: int, mask: set[int | signal.Signals]) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # dies quietly with the run: the parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # alone handles SIGTERM and Ctrl-C
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     with contextlib.suppress(OSError, AttributeError):  # Linux: die with the parent
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     try:
         sent = pickle.dumps((True, compute()), protocol=pickle.HIGHEST_PROTOCOL)
     except OSError as e:  # a full disk, say: the parent raises it as it is
-        sent = pickle.dumps((False, (e, "")), protocol=pickle.HIGHEST_PROTOCOL)
-    except BaseException:  # a bug: the parent raises it, with where
-        failed = (False, (None, traceback.format_exc()))
-        sent = pickle.dumps(failed, protocol=pickle.HIGHEST_PROTOCOL)
+        sent = _failure(e)
+    except BaseException as e:  # a bug: the parent raises it, with where
+        sent = _failure(e)
     data = memoryview(sent)
-    with contextlib.suppress(OSError):  # a full disk: the parent finds the file short
-        while data:
-            data = data[os.write(fd, data) :]
-    os._exit(0)
+    while data:  # an error here (a full disk) exits _FAILED: the parent says so
+        data = data[os.write(fd, data) :]
+
+
+def _failure(error: BaseException) -> bytes:
+    """A failure as the parent raises it: an OSError itself (when it pickles), anything
+    else as its traceback."""
+    shown = "".join(traceback.format_exception(error))
+    if isinstance(error, OSError):
+        with contextlib.suppress(Exception):
+            return pickle.dumps((False, (error, shown)), protocol=pickle.HIGHEST_PROTOCOL)
+    return pickle.dumps((False, (None, shown)), protocol=pickle.HIGHEST_PROTOCOL)

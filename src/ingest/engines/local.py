@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from ..records.run import RunOutput
 from ..steps import Context, Step, formed_groups, run_steps
-from .forked import Forked, can_fork
+from .forked import Forked, forked
 from .pool import pmap
 
 T = TypeVar("T")
@@ -60,9 +60,9 @@ class LocalEngine:
     def start(self, records: list[Any], step: Step, ctx: Context) -> Forked[Any] | None:
         """A background step's value, computed by a forked child while the run goes on
         (``jobs`` > 1 gives the run a second core for it); None when it must run in turn."""
-        if self.jobs <= 1 or not can_fork():
+        if self.jobs <= 1:
             return None
-        return Forked(partial(_background, records, step, ctx))
+        return forked(partial(_background, records, step, ctx))
 
     def _pairs(self, views: list[Any], step: Step, ctx: Context) -> Iterator[Any]:
         """Each view's (key, value) pairs; a batched step's in batches of views."""

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
 
-from ..engines.forked import Forked, can_fork
+from ..engines.forked import Forked, forked
 from ..errors import PublishError
 from ..records.run import Alongside, Apart, Content
 
@@ -138,13 +138,11 @@ def write_alongside(path: Path, data: Alongside) -> Writing:
 
 class WritingApart:
     """A file written by a forked child (see :class:`Apart`); written here, in turn, where
-    forking is not safe (a process of several threads)."""
+    forking is not safe (a process of several threads) or no child can be had."""
 
     def __init__(self, path: Path, data: Apart) -> None:
-        self._child: Forked[None] | None = None
-        if can_fork():
-            self._child = Forked(partial(write_file, path, data))
-        else:
+        self._child: Forked[None] | None = forked(partial(write_file, path, data))
+        if self._child is None:
             write_file(path, data)
 
     def wait(self) -> None:

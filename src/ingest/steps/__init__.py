@@ -160,7 +160,8 @@ def run_steps(
     try:
         for n, step in enumerate(steps):
             for name in [w for w in pending if w in step.needs]:
-                _join(ctx, *pending.pop(name), on_step)
+                _join(ctx, *pending[name], on_step)
+                del pending[name]  # joined: a stop from here on leaves it be
             t0 = time.perf_counter()
             started = engine.start(data[step.reads], step, ctx) if step.background else None
             if started is not None:
@@ -178,8 +179,9 @@ def run_steps(
                 del data[step.reads]  # no later step reads it: let it go (once computed)
             if on_step is not None and started is None:
                 on_step(step, time.perf_counter() - t0)
-        while pending:
-            _join(ctx, *pending.popitem()[1], on_step)
+        for name in list(pending):
+            _join(ctx, *pending[name], on_step)
+            del pending[name]
     finally:
         for _, started in pending.values():
             started.stop()  # the run stopped early: no child outlives it
