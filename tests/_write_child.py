@@ -8,9 +8,10 @@ python _write_child.py lock OUT_DIR
     hold OutputLock(OUT_DIR), print "locked", then wait until stdin closes.
 python _write_child.py apart SRC_DIR OUT_DIR CASE
     publish SRC_DIR's files and "page.html" made apart (by a forked child: it writes the
-    pid that made it); CASE "ok", "oserror" (ENOSPC), "bug" (ValueError) or "slow" (a page
-    that takes a minute). Prints this process's pid, then what the publish raised, then
-    whether a child process is left.
+    pid that made it); CASE "ok", "oserror" (ENOSPC), "bug" (ValueError), "slow" (a page
+    that takes a minute) or "after a thread" (a file written by a thread listed before it).
+    Prints this process's pid, then what the publish raised, then whether a child process
+    is left.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 from ingest.errors import PublishError
 from ingest.outputs.atomic import publish
 from ingest.outputs.lock import OutputLock
-from ingest.records.run import Apart, Content
+from ingest.records.run import Alongside, Apart, Content
 
 
 def _publish(src: Path, out: Path, fsize: int | None) -> int:
@@ -57,6 +58,8 @@ def _apart(src: Path, out: Path, case: str) -> int:
     files: dict[str, Content] = {p.name: p.read_bytes() for p in sorted(src.iterdir())}
     print(os.getpid(), flush=True)
     try:
+        if case == "after a thread":  # a file written by a thread comes first
+            files["pack.bin"] = Alongside(lambda: iter([b"pack"]))
         publish(out, {**files, "page.html": Apart(pieces)})
         print("published", flush=True)
     except (PublishError, RuntimeError) as e:

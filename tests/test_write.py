@@ -440,6 +440,16 @@ def test_a_file_made_apart_is_made_by_a_child_and_lands_with_the_others(tmp_path
     assert snapshot(out) == {**NEW_WITH_KEEP, "page.html": made_by.encode()}
 
 
+def test_a_file_made_apart_is_forked_before_any_thread_starts(tmp_path: Path) -> None:
+    """A file written by a thread comes first in the set: the page's child is still forked
+    first (a process with a thread forks none, and would write the page in turn)."""
+    (pid, said, left), out = _apart(tmp_path, "after a thread")
+    assert said == "published" and left == "left None"
+    made_by = (out / "page.html").read_text()
+    assert made_by.startswith("made by ") and made_by != f"made by {pid}"
+    assert (out / "pack.bin").read_bytes() == b"pack"
+
+
 def test_a_disk_error_apart_fails_the_publish_as_one_here(tmp_path: Path) -> None:
     (_, said, left), out = _apart(tmp_path, "oserror")
     assert said.startswith("PublishError: cannot publish output folder") and left == "left None"

@@ -162,14 +162,14 @@ def _stage(
     for name, source in links.items():
         _link_or_copy(source, staging / name)
     others = {n: d for n, d in files.items() if n != MANIFEST} | _keep_files(out_dir, files)
-    aside: list[Writing | WritingApart] = [  # started first: they take longest
-        write_alongside(staging / n, d)
-        if isinstance(d, Alongside)
-        else WritingApart(staging / n, d)
-        for n, d in others.items()
-        if isinstance(d, Alongside | Apart)
-    ]
+    aside: list[Writing | WritingApart] = []  # started first: they take longest
     try:
+        for n, d in others.items():  # children before threads: a process with a thread
+            if isinstance(d, Apart):  # forks none
+                aside.append(WritingApart(staging / n, d))
+        for n, d in others.items():
+            if isinstance(d, Alongside):
+                aside.append(write_alongside(staging / n, d))
         here = [(n, d) for n, d in others.items() if not isinstance(d, Alongside | Apart)]
         for count, (name, data) in enumerate(here, start=1):
             write_file(staging / name, data)
