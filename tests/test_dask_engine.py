@@ -225,17 +225,25 @@ def test_shuffled_pairs_cross_in_their_codec_and_come_back_equal() -> None:
     listings = [x for f in collect_inputs([str(SEEDS)]) for x in extract_page(f).listings]
     for x in listings:
         x.key = x.summary_zh
+    point = order_point(listings[0])
     cases = [
         (b"O", [(x.key, order_point(x)) for x in listings]),
         (b"N", [(x.key, None) for x in listings]),
         (b"P", [(x.key, x) for x in listings]),
         (b"P", [(1, "a"), (2, "b")]),  # another kind of key and value
         (b"P", [("a lone surrogate \udcff", None)]),
+        (b"P", [("a", None), ("b", 5)]),  # values of two types
+        (b"P", [("a", point), ("b", tuple(point))]),  # a plain tuple is no order point
+        (b"P", [["a", None]]),  # a list is no pair
+        (b"P", [("a", point._replace(rank=2**70))]),  # more than MessagePack's integers
     ]
     for tag, pairs in cases:
         packed = packed_pairs(pairs)
         assert packed[:1] == tag
-        assert unpacked_pairs(packed) == pairs
+        back = unpacked_pairs(packed)
+        assert back == pairs
+        assert [[type(v) for v in p] for p in back] == [[type(v) for v in p] for p in pairs]
+        assert [type(p) for p in back] == [type(p) for p in pairs]
     back = unpacked_pairs(packed_pairs([(x.key, x) for x in listings]))
     assert all(key is x.summary_zh is x.key for key, x in back)
 
@@ -265,3 +273,28 @@ def test_a_local_cluster_ends_with_its_run() -> None:
     runs = [line.split() for line in proc.stdout.splitlines()]
     assert len(runs) == 2 and all(int(items) > 0 for items, _, _ in runs), proc.stdout
     assert [(threads, children) for _, threads, children in runs] == [("1", "0")] * 2
+
+
+def test_a_local_cluster_whose_client_fails_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No client, no one to close the cluster: client_for closes it before raising."""
+    import dask.distributed
+    import distributed
+
+    from ingest.engines.cluster import client_for
+
+    closed: list[bool] = []
+    real_close = distributed.LocalCluster.close
+
+    def close(self: Any, *args: Any, **kwargs: Any) -> Any:
+        closed.append(True)
+        return real_close(self, *args, **kwargs)
+
+    def no_client(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("no client today")
+
+    monkeypatch.setattr(distributed.LocalCluster, "close", close)
+    monkeypatch.setattr(distributed, "Client", no_client)
+    monkeypatch.setattr(dask.distributed, "Client", no_client)
+    with pytest.raises(OSError, match="no client today"):
+        client_for(None, 1)
+    assert closed

@@ -45,7 +45,11 @@ def client_for(scheduler: str | None, workers: int) -> Any:
         cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
         )
-    return Client(cluster)
+    try:
+        return Client(cluster)
+    except BaseException:  # no client: the cluster would have no one to close it
+        cluster.close()
+        raise
 
 
 @contextmanager

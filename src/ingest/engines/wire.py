@@ -60,11 +60,16 @@ def _pair_codecs() -> dict[type, tuple[bytes, Any]]:
 
 
 def packed_pairs(pairs: list[tuple[Hashable, Any]]) -> bytes:
-    codec = _pair_codecs().get(type(pairs[0][1])) if pairs else None
-    if codec is not None and all(type(k) is str for k, _ in pairs):
+    """A piece of pairs as MessagePack when every pair is a tuple of a text and a value of
+    one type that has a codec (decoded, they are what went in); else pickled."""
+    kind = type(pairs[0][1]) if pairs else None
+    codec = _pair_codecs().get(kind) if kind is not None else None
+    if codec is not None and all(
+        type(p) is tuple and type(p[0]) is str and type(p[1]) is kind for p in pairs
+    ):
         try:
             return codec[0] + _ENCODER.encode(pairs)
-        except (TypeError, UnicodeEncodeError):  # a value of another type, a lone surrogate
+        except (TypeError, UnicodeEncodeError, OverflowError):  # a lone surrogate, a huge int
             pass
     return _PICKLED + pickle.dumps(pairs, protocol=pickle.HIGHEST_PROTOCOL)
 
