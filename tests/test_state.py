@@ -522,6 +522,12 @@ def test_the_guard_allows_ten_percent_and_refuses_more(day1: Path, tmp_path: Pat
     [
         ("items.jsonl", b'{"id": "0123456789abcdef"}\n{"id": \n', "items.jsonl: line 2"),
         ("items.jsonl", b'["not", "an", "object"]\n', "items.jsonl: line 1: no 'id'"),
+        (  # the contract's pattern ends in "$", which a trailing line break passes
+            "items.jsonl",
+            b'{"id": "0123456789abcdef\\n"}\n',
+            "items.jsonl: line 1: id '0123456789abcdef\\n' is not one ingest writes",
+        ),
+        ("topics.jsonl", b'{"slug": "Not A Slug"}\n', "line 1: slug 'Not A Slug' is not"),
         ("report.json", b'{"schema_version": "1.1.0", "run": ', "report.json"),
     ],
 )

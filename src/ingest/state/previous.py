@@ -18,16 +18,17 @@ the change set work, ``--merge`` does not (it has no pages).
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import msgspec
 
 from .. import SCHEMA_VERSION
 from ..errors import UsageError
-from ..records.output import ItemEvidence
+from ..records.output import ItemEvidence, ItemId, Slug
 
 MARKER = ".ingest"
 STATE = "state"
@@ -162,4 +163,16 @@ def _jsonl(path: Path, key: str) -> Iterator[dict[str, Any]]:
             raise UsageError(f"cannot read the previous publish: {path}: line {n}: {e}") from e
         if not isinstance(doc, dict) or not isinstance(doc.get(key), str):
             raise UsageError(f"cannot read the previous publish: {path}: line {n}: no {key!r}")
+        if not _KEYS[key].fullmatch(doc[key]):  # whole: the contract's "$" lets a "\n" end it
+            raise UsageError(
+                f"cannot read the previous publish: {path}: line {n}: {key} {doc[key]!r} is "
+                "not one ingest writes"
+            )
         yield doc
+
+
+#: What an id and a slug are (the contract's patterns), matched whole.
+_KEYS = {
+    "id": re.compile(get_args(ItemId)[1].pattern),
+    "slug": re.compile(get_args(Slug)[1].pattern),
+}
