@@ -131,9 +131,7 @@ def _child(compute: Callable[[], Any], fd: int, mask: set[int | signal.Signals])
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     try:
         sent = pickle.dumps((True, compute()), protocol=pickle.HIGHEST_PROTOCOL)
-    except OSError as e:  # a full disk, say: the parent raises it as it is
-        sent = _failure(e)
-    except BaseException as e:  # a bug: the parent raises it, with where
+    except BaseException as e:  # a full disk or a bug: the parent raises it (see _failure)
         sent = _failure(e)
     data = memoryview(sent)
     while data:  # an error here (a full disk) exits _FAILED: the parent says so
