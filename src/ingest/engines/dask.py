@@ -76,9 +76,9 @@ class DaskEngine:
         it is formed on the driver, in turn (the languages of a 100 MB crawl: 0.6 s there,
         against 6 s of the workers' time when each forms its own groups and loads the
         models, while the summary keys wait for them)."""
-        if step.kind == "group" and step.view is not None and step.gather is not None:
-            return None
         group = step.kind == "group"
+        if group and _grouped_on_driver(step):
+            return None
         return _Pending(
             self._shuffled(bag, step, ctx) if group else self.map(bag, step, ctx), step, ctx
         )
@@ -94,7 +94,7 @@ class DaskEngine:
         by a stable hash of the key; output partition j gathers the j-th pieces, forms its
         groups and runs the group function: a shuffle of whole lists (P² small tasks), not
         of records one by one (Dask's task shuffle cost ~80 µs a record)."""
-        if step.gather is not None and step.view is not None:
+        if _grouped_on_driver(step):
             return self._on_driver(bag, step, ctx)
         return self._keep(self._shuffled(bag, step, ctx), step)
 
@@ -133,6 +133,11 @@ class _Pending:
     def stop(self) -> None:
         for future in self._futures:
             future.cancel()
+
+
+def _grouped_on_driver(step: Step) -> bool:
+    """Are a group step's groups formed on the driver (it reads a small view and gathers)?"""
+    return step.view is not None and step.gather is not None
 
 
 def _pairs(bag: Any, step: Step, task: Any) -> Any:
