@@ -121,9 +121,11 @@ def by_title(titles: list[str | None], ctx: Context) -> list[list[tuple[str, Non
     seen: set[str] = set()
     out: list[list[tuple[str, None]]] = []
     for t in titles:
-        fresh = t is not None and t not in ctx.known and t not in seen
-        out.append([(t, None)] if fresh else [])  # type: ignore[list-item]
-        seen.add(t)  # type: ignore[arg-type]
+        if t is None or t in ctx.known or t in seen:
+            out.append([])
+        else:
+            seen.add(t)
+            out.append([(t, None)])
     return out
 
 
