@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..engines.forked import Forked, forked
 from ..errors import PublishError
-from ..records.run import Alongside, Apart, Content
+from ..records.run import Alongside, Apart, Content, pieces_of
 
 __all__ = [
     "Writing",
@@ -44,7 +44,7 @@ def write_file(path: Path, data: Content, mode: int = 0o666) -> None:
         if isinstance(data, bytes):
             _write_all(fd, data)
         else:
-            _write_pieces(fd, data.pieces() if isinstance(data, Alongside | Apart) else data())
+            _write_pieces(fd, pieces_of(data))
         os.fsync(fd)
     except OSError as e:
         e.filename = e.filename or str(path)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..records.run import PAGE, Alongside, Apart, Content, RunOutput
+from ..records.run import PAGE, Apart, Content, RunOutput, pieces_of
 from ..records.serial import json_bytes, jsonl
 from .page import page_pieces
 
@@ -35,4 +35,4 @@ def content_bytes(content: Content) -> bytes:
     """A file's whole content as bytes (for tests and small files)."""
     if isinstance(content, bytes):
         return content
-    return b"".join(content.pieces() if isinstance(content, Alongside | Apart) else content())
+    return b"".join(pieces_of(content))

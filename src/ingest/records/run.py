@@ -42,6 +42,11 @@ class Apart:
 Content = bytes | Pieces | Alongside | Apart
 
 
+def pieces_of(content: Pieces | Alongside | Apart) -> Iterable[bytes]:
+    """The pieces of a content made in pieces, however it is to be written."""
+    return content.pieces() if isinstance(content, Alongside | Apart) else content()
+
+
 @dataclass(slots=True)
 class RunOutput:
     """The records of one run: what writers publish."""
