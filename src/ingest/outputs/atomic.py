@@ -33,7 +33,6 @@ from .files import (
     atomic_write_bytes,
     fsync_dir,
     read_pieces,
-    write_alongside,
     write_file,
 )
 from .lock import is_held
@@ -169,7 +168,7 @@ def _stage(
                 aside.append(WritingApart(staging / n, d))
         for n, d in others.items():
             if isinstance(d, Alongside):
-                aside.append(write_alongside(staging / n, d))
+                aside.append(Writing(staging / n, d))
         here = [(n, d) for n, d in others.items() if not isinstance(d, Alongside | Apart)]
         for count, (name, data) in enumerate(here, start=1):
             write_file(staging / name, data)

@@ -21,7 +21,6 @@ __all__ = [
     "atomic_write_bytes",
     "fsync_dir",
     "read_pieces",
-    "write_alongside",
     "write_file",
 ]
 
@@ -129,11 +128,6 @@ class Writing:
 
 class _Stopped(Exception):
     """The publish stopped: a thread writing alongside ends at its next piece."""
-
-
-def write_alongside(path: Path, data: Alongside) -> Writing:
-    """Start writing ``path`` in a thread of its own."""
-    return Writing(path, data)
 
 
 class WritingApart:
