@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -9,6 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -132,3 +134,14 @@ def run_subprocess(*args: str, cwd: Path | None = None) -> subprocess.CompletedP
         timeout=120,
         check=False,
     )
+
+
+def load_script(path: Path, name: str) -> ModuleType:
+    """A script that is not a module of the package (bench/, a generator), imported from its
+    path as ``name``, which ``sys.modules`` holds (dataclasses look their module up there)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

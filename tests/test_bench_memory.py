@@ -3,11 +3,10 @@ children hold pages of their own, which the largest process's peak RSS leaves ou
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from types import ModuleType
 
-from conftest import ROOT
+from conftest import ROOT, load_script
 
 #: A parent holding two blocks of 60 MB forks a child, which writes to every page of the first
 #: (its own copies, as reference counts make them in ingest's children) and only reads the
@@ -28,11 +27,7 @@ os.wait()
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_main", ROOT / "bench" / "bench.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "bench" / "bench.py", "bench_main")
 
 
 def test_the_tree_figure_counts_a_forked_childs_copies_and_shared_pages_once() -> None:

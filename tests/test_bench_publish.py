@@ -4,22 +4,17 @@ seeds: B is a publish ``ingest publish`` loads, with the change set the bench ma
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from conftest import ROOT
+from conftest import ROOT, load_script
 from ingest.cli import main
 
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_publish", ROOT / "bench" / "publish.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(ROOT / "bench" / "publish.py", "bench_publish")
 
 
 def test_the_publish_bench_derives_a_next_publish_the_database_loads(

@@ -7,7 +7,6 @@ raise a floor.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -16,18 +15,14 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, load_script
 
 FLOORS = ROOT / "tests" / "eval" / "floors.json"
 
 
 def _module(name: str) -> ModuleType:
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
+        load_script(ROOT / "bench" / f"{name}.py", name)
     return sys.modules[name]
 
 

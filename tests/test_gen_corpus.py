@@ -8,7 +8,6 @@ against what the files really contain.
 from __future__ import annotations
 
 import difflib
-import importlib.util
 import json
 import random
 import re
@@ -21,6 +20,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 GEN = ROOT / "bench" / "gen_corpus.py"
@@ -61,12 +62,7 @@ def run_gen(out: Path, size: str = "1MB", seed: int = 0) -> subprocess.Completed
 
 
 def load_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_corpus", GEN)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gen_corpus"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(GEN, "gen_corpus")
 
 
 def decode(data: bytes) -> tuple[str, str]:

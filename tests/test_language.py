@@ -8,7 +8,6 @@ the floor and refuses to lower it.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import tempfile
 from pathlib import Path
@@ -19,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ingest.normalize.language as lang
-from conftest import ROOT, TOPIC_LIST, seed_text, write_files
+from conftest import ROOT, TOPIC_LIST, load_script, seed_text, write_files
 from ingest.normalize.language import MAX_CHARS, language_of
 from ingest.normalize.text import has_han
 
@@ -154,10 +153,7 @@ def test_original_languages_through_the_command_line(ingest: Any, tmp_path: Path
 
 def test_the_floor_is_only_ever_raised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``bench/langid.py --pin`` raises the floor to the accuracy measured, never lowers it."""
-    spec = importlib.util.spec_from_file_location("langid_bench", ROOT / "bench" / "langid.py")
-    assert spec and spec.loader
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_script(ROOT / "bench" / "langid.py", "langid_bench")
     floor = tmp_path / "floor.json"
     floor.write_text('{"accuracy": 0.9}\n', encoding="utf-8")
     monkeypatch.setattr(bench, "FLOOR", floor)
