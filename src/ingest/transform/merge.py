@@ -18,7 +18,7 @@ from ..records.output import Conflict, ConflictValue, ItemTopic
 from ..records.vocab import LEVELS, PRECEDENCE, ROLE_ORDER, Format
 from .components import settle
 from .identity import mint
-from .units import Edge, Unit
+from .units import Edge, Unit, pages_of
 
 _FIRST = itemgetter(0)
 _NO_VALUE = frozenset({None, ""})
@@ -97,9 +97,8 @@ def _duplicates(cluster: list[Unit]) -> list[str]:
     listing in each copy (same offset) is one listing, not a duplicate."""
     out: list[str] = []
     for u in cluster:
-        if len({x.prov.sha256 for x in u.listings}) == len(u.listings):
-            continue  # the usual case: each listing on a page of its own (a page's content
-            # decides its kind: its sha256 alone names it)
+        if len(pages_of(u)) == len(u.listings):
+            continue  # the usual case: each listing on a page of its own
         seen: dict[tuple[str, str], dict[int, Listing]] = {}
         for x in sorted(u.listings, key=listing_id):
             at = seen.setdefault((x.prov.sha256, x.prov.format), {})
