@@ -10,7 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TOPIC_PAGE, multiline_topic_page, seed_text, write_files
-from ingest.extract.parse.listing_heads import _HEAD, _PLAIN_HEAD, candidates, loose_numbers
+from ingest.extract.parse.listing_heads import (
+    _HEAD,
+    _PLAIN_HEAD,
+    _scan_head,
+    candidates,
+    loose_numbers,
+    valid_heads,
+)
 
 HEADER = (
     "# 测试主题 测试用的主题描述。 - 所属：[测试分类]() - 网站：[https://oplearnx.com/topics/"
@@ -175,6 +182,50 @@ def test_listing_head_candidates_are_what_the_ascii_pattern_finds(text: str) -> 
     want = [(m.start(1), int(m.group(1))) for m in _CANDIDATE.finditer(text)]
     assert list(candidates(text)) == want
     assert list(candidates("a\u30001. [x]")) == [] and list(candidates("a 1. [x]")) == [(2, 1)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                " ",
+                "\u3000",
+                "\n",
+                "1",
+                "23",
+                "１",
+                ".",
+                ". [",
+                "[",
+                "]",
+                "(",
+                ")",
+                "](http://x.io)",
+                "（博客 · 入门）",
+                "：",
+                "a",
+                "标题",
+                "\\]",
+                "1. [t](http://x.io)（博客 · 入门）：",  # a whole head, after whatever came
+                "7. [a [b]](https://y.org/p)（项目 · 进阶）：",
+            ]
+        ),
+        max_size=40,
+    ).map("".join)
+)
+def test_valid_heads_are_the_candidates_that_scan(text: str) -> None:
+    """valid_heads is one loop for speed: the heads the candidates and _scan_head give."""
+    assert valid_heads(text) == _scanned(text)
+
+
+def test_valid_heads_of_a_seed_page_are_the_candidates_that_scan() -> None:
+    page = seed_text(TOPIC_PAGE)
+    assert valid_heads(page) == _scanned(page) and len(valid_heads(page)) > 10
+
+
+def _scanned(text: str) -> list[Any]:
+    return [h for at, n in candidates(text) if (h := _scan_head(text, at, n)) is not None]
 
 
 _LOOSE = re.compile(r"(?<!\S)([0-9０-９]{1,6})[.．](?=[\[\s])")
