@@ -247,3 +247,43 @@ def test_every_character_cleaning_removes_is_unprintable() -> None:
 
     printable = "".join(c for c in map(chr, range(0x110000)) if c.isprintable())
     assert _REMOVED_RE.search(printable) is None
+
+
+def _cleaned_the_plain_way(s: str, markdown: bool) -> tuple[str, tuple[str, ...]]:
+    """:func:`cleaned` as it was before its shortcut: every pass run, spaces always split."""
+    import unicodedata
+
+    from ingest.normalize.text import _PASSES, _strip_pass, md_unescape
+
+    codes: dict[str, None] = {}
+    if not s.isascii():
+        s = unicodedata.normalize("NFC", s)
+        if "\u2028" in s or "\u2029" in s:
+            codes["ODD_WHITESPACE"] = None
+    if markdown and "\\" in s:
+        s = md_unescape(s)
+    for n in range(_PASSES):
+        before, s = s, _strip_pass(s, codes, decode=n == 0)
+        if s == before:
+            break
+    else:
+        s = _strip_pass(s.replace("<", "").replace(">", ""), codes, decode=False)
+    return " ".join(s.split()), tuple(codes)
+
+
+_FIELD_PIECES = st.sampled_from(
+    [" ", "  ", "\t", "\n", "\u3000", "\xa0", "\u2028", "\u200b", "\x07", "<b>", "</p>",
+     "<", ">", "&amp;", "&#60;", "&", "\\", "\\_", "a", "Z", "学", "习", "e\u0301", "𠀀", "."]
+)  # fmt: skip
+
+
+@given(st.lists(_FIELD_PIECES, max_size=16), st.booleans())
+def test_a_field_cleaned_with_the_shortcut_is_cleaned_as_the_plain_way(
+    pieces: list[str], markdown: bool
+) -> None:
+    """Text with no markup and only single spaces skips the passes and the split: it gets
+    what every pass and the split would give it, codes included."""
+    from ingest.normalize.text import cleaned
+
+    s = "".join(pieces)
+    assert cleaned(s, markdown) == _cleaned_the_plain_way(s, markdown)
