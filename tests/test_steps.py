@@ -260,3 +260,87 @@ def test_a_step_reads_only_the_context_it_declares() -> None:
         run_steps(LocalEngine(), [1], steps=undeclared)
     declared = (Step("a", "map", "inputs", "xs", peek_each, needs=("langs",)),)
     run_steps(LocalEngine(), [1], steps=declared)
+
+
+class _Now:
+    """A background value computed at once, here (only when it was started matters)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def result(self) -> tuple[Any, float]:
+        return self.value, 0.0
+
+    def stop(self) -> None:
+        pass
+
+
+class _OrderEngine(LocalEngine):
+    """The local engine, noting when each step is run or started; ``apart``: whether it
+    computes background steps apart (started here, in this process, for the test)."""
+
+    def __init__(self, apart: bool) -> None:
+        super().__init__()
+        self.events: list[str] = []
+        self._apart = apart
+
+    def map(self, records: list[Any], step: Step, ctx: Context) -> list[Any]:
+        self.events.append(f"run {step.name}")
+        return super().map(records, step, ctx)
+
+    def start(self, records: list[Any], step: Step, ctx: Context) -> Any:
+        if not self._apart:
+            return None
+        self.events.append(f"start {step.name}")
+        assert step.gather is not None
+        return _Now(step.gather(super().map(records, step, ctx), ctx))
+
+    def apart(self, step: Step) -> bool:
+        return self._apart
+
+
+def _started_later(start_with: str = "c", needs_at: str = "d") -> tuple[Step, ...]:
+    steps = [
+        Step("a", "map", "inputs", "xs", _double),
+        Step("bg", "map", "xs", "langs", _double, gather=_as_list, background=True),
+        Step("b", "map", "xs", "ys", _double),  # the last reader of xs but for bg
+        Step("c", "map", "ys", "zs", _double),
+        Step("d", "map", "zs", "order", _reads_langs, gather=_as_list),
+    ]
+    steps[1] = Step(**{**_fields(steps[1]), "start_with": start_with})
+    at = [s.name for s in steps].index(needs_at)
+    steps[at] = Step(**{**_fields(steps[at]), "needs": ("langs",)})
+    return tuple(steps)
+
+
+def _fields(step: Step) -> dict[str, Any]:
+    return {name: getattr(step, name) for name in Step.__dataclass_fields__}
+
+
+def test_a_background_step_starts_with_the_step_it_names_and_reads_what_it_read() -> None:
+    """Started apart when c starts, not at its own place; xs, read by b last otherwise,
+    lives until then."""
+    engine = _OrderEngine(apart=True)
+    ctx = run_steps(engine, [1, 2], steps=_started_later())
+    assert engine.events == ["run a", "run b", "start bg", "run c", "run d"]
+    assert ctx.langs == [4, 8]
+    assert ctx.order == [(8, [4, 8]), (16, [4, 8])]
+
+
+def test_a_background_step_run_in_turn_runs_at_its_own_place() -> None:
+    """An engine that would run it in turn runs it where it stands (the Dask engine's
+    languages: on the driver, while the workers align the topics)."""
+    engine = _OrderEngine(apart=False)
+    ctx = run_steps(engine, [1, 2], steps=_started_later())
+    assert engine.events == ["run a", "run bg", "run b", "run c", "run d"]
+    assert ctx.langs == [4, 8]
+
+
+@pytest.mark.parametrize(
+    ("start_with", "needs_at"), [("a", "d"), ("bg", "d"), ("nowhere", "d"), ("c", "c")]
+)
+def test_a_background_step_must_start_with_a_later_step_before_its_value_is_needed(
+    start_with: str, needs_at: str
+) -> None:
+    with pytest.raises(ValueError, match="must be a later step, before every step that needs"):
+        run_steps(_OrderEngine(apart=True), [1, 2], steps=_started_later(start_with, needs_at))

@@ -60,9 +60,12 @@ class LocalEngine:
     def start(self, records: list[Any], step: Step, ctx: Context) -> Forked[Any] | None:
         """A background step's value, computed by a forked child while the run goes on
         (``jobs`` > 1 gives the run a second core for it); None when it must run in turn."""
-        if self.jobs <= 1:
+        if not self.apart(step):
             return None
         return forked(partial(_background, records, step, ctx))
+
+    def apart(self, step: Step) -> bool:
+        return self.jobs > 1
 
     def _pairs(self, views: list[Any], step: Step, ctx: Context) -> Iterator[Any]:
         """Each view's (key, value) pairs; a batched step's in batches of views."""

@@ -65,6 +65,26 @@ STEPS: tuple[Step, ...] = (
     Step("routes", "driver", "", "routes", routes, needs=("topics",)),
     Step("listings", "map", "pages", "listings", with_slugs, needs=("routes",)),
     Step(
+        "languages",
+        "group",
+        "listings",
+        "langs",
+        language,
+        pairs=by_title,
+        view=listing_titles,
+        gather=with_known,
+        batched=True,
+        pool=True,
+        pool_from=2_000,  # ~50 µs a title: fewer are judged faster than a pool starts
+        warm=warm_languages,
+        needs=("known",),
+        # only the records step reads them: judged apart while resolve runs, on the core the
+        # driver leaves idle. Started here, beside the order child and the near-duplicate
+        # pool, it slowed the steps the components wait for (1.85 s at 100 MB, 1.2 s now)
+        background=True,
+        start_with="resolve",
+    ),
+    Step(
         "order",
         "group",
         "listings",
@@ -86,25 +106,6 @@ STEPS: tuple[Step, ...] = (
         batched=True,
     ),
     Step("components", "driver", "", "components", components, needs=("near", "order")),
-    Step(
-        "languages",
-        "group",
-        "listings",
-        "langs",
-        language,
-        pairs=by_title,
-        view=listing_titles,
-        gather=with_known,
-        batched=True,
-        pool=True,
-        pool_from=2_000,  # ~50 µs a title: fewer are judged faster than a pool starts
-        warm=warm_languages,
-        needs=("known",),
-        # only the records step reads them: judged by a child on the core resolve leaves
-        # idle. Started before the keys were signed, it took that core from the steps the
-        # components wait for (order, near-duplicates: 1.85 s at 100 MB, 1.2 s now)
-        background=True,
-    ),
     Step(
         "resolve",
         "group",
@@ -154,53 +155,111 @@ def run_steps(
 ) -> Context:
     """Run every step of ``steps`` on ``engine``; ``on_step`` hears each one's seconds. A
     collection is let go as soon as the last step that reads it is done. A ``background``
-    step the engine can start goes on while the steps after it run; its value is set when
-    the first step that needs it comes (its time: the background work's)."""
-    ctx = ctx or Context()
-    data: dict[str, Any] = {"inputs": engine.source(inputs)}
-    last = last_readers(steps)
-    pending: dict[str, tuple[Step, Started]] = {}
+    step the engine can start goes on while the steps after it run (from the step named by
+    its ``start_with``, if any); its value is set when the first step that needs it comes
+    (its time: the background work's)."""
+    check_starts(steps)
+    run = _Run(engine, ctx or Context(), engine.source(inputs), last_readers(steps), on_step)
     try:
         for n, step in enumerate(steps):
-            for name in [w for w in pending if w in step.needs]:
-                _join(ctx, *pending[name], on_step)
-                del pending[name]  # joined: a stop from here on leaves it be
-            t0 = time.perf_counter()
-            started = engine.start(data[step.reads], step, ctx) if step.background else None
-            if started is not None:
-                pending[step.writes] = (step, started)
-            elif step.kind == "driver":
-                setattr(ctx, step.writes, step.fn(ctx.only(step.needs)))
-            else:
-                run = engine.map if step.kind == "map" else engine.group
-                out = run(data[step.reads], step, ctx)
-                if step.gather is not None:
-                    setattr(ctx, step.writes, step.gather(engine.collect(out), ctx))
-                else:
-                    data[step.writes] = out
-            if step.kind != "driver" and last[step.reads] == n:
-                del data[step.reads]  # no later step reads it: let it go (once computed)
-            if on_step is not None and started is None:
-                on_step(step, time.perf_counter() - t0)
-        for name in list(pending):
-            _join(ctx, *pending[name], on_step)
-            del pending[name]
+            run.step(n, step)
+        run.join_all()
     finally:
-        for _, started in pending.values():
-            started.stop()  # the run stopped early: no child outlives it
-    return ctx
+        run.stop()  # the run stopped early: no child outlives it
+    return run.ctx
 
 
-def _join(
-    ctx: Context, step: Step, started: Started, on_step: Callable[[Step, float], None] | None
-) -> None:
-    """Wait for a background step and set its value."""
-    value, seconds = started.result()
-    setattr(ctx, step.writes, value)
-    if on_step is not None:
-        on_step(step, seconds)
+class _Run:
+    """The state of one run of the steps: its collections and the background work."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        ctx: Context,
+        inputs: Any,
+        last: dict[str, int],
+        on_step: Callable[[Step, float], None] | None,
+    ) -> None:
+        self.engine, self.ctx, self.last, self.on_step = engine, ctx, last, on_step
+        self.data: dict[str, Any] = {"inputs": inputs}
+        self.pending: dict[str, tuple[Step, Started]] = {}  # by the value they write
+        self.deferred: dict[str, list[Step]] = {}  # by the step they start with
+
+    def step(self, n: int, step: Step) -> None:
+        for name in [w for w in self.pending if w in step.needs]:
+            self.join(name)
+        for later in self.deferred.pop(step.name, []):
+            self.begin(later)
+        if step.background and step.start_with and self.engine.apart(step):
+            self.deferred.setdefault(step.start_with, []).append(step)
+        else:
+            self.begin(step)
+        for name in [c for c, i in self.last.items() if i == n and c in self.data]:
+            del self.data[name]  # no later step reads it: let it go (once computed)
+
+    def begin(self, step: Step) -> None:
+        """Start a background step the engine computes apart; run any other in turn."""
+        t0 = time.perf_counter()
+        reads = self.data[step.reads] if step.kind != "driver" else None
+        started = self.engine.start(reads, step, self.ctx) if step.background else None
+        if started is not None:
+            self.pending[step.writes] = (step, started)
+            return
+        self.in_turn(step, reads)
+        if self.on_step is not None:
+            self.on_step(step, time.perf_counter() - t0)
+
+    def in_turn(self, step: Step, reads: Any) -> None:
+        ctx = self.ctx
+        if step.kind == "driver":
+            setattr(ctx, step.writes, step.fn(ctx.only(step.needs)))
+            return
+        out = (self.engine.map if step.kind == "map" else self.engine.group)(reads, step, ctx)
+        if step.gather is not None:
+            setattr(ctx, step.writes, step.gather(self.engine.collect(out), ctx))
+        else:
+            self.data[step.writes] = out
+
+    def join(self, name: str) -> None:
+        """Wait for a background step and set its value."""
+        step, started = self.pending[name]
+        value, seconds = started.result()  # a stop while it waits stops the work too
+        del self.pending[name]  # joined: a stop from here on leaves it be
+        setattr(self.ctx, step.writes, value)
+        if self.on_step is not None:
+            self.on_step(step, seconds)
+
+    def join_all(self) -> None:
+        for name in list(self.pending):
+            self.join(name)
+
+    def stop(self) -> None:
+        for _, started in self.pending.values():
+            started.stop()
+
+
+def check_starts(steps: tuple[Step, ...]) -> None:
+    """A background step starts with a later step, before any step that needs its value
+    (else that step would read the value before it was computed)."""
+    at = {step.name: n for n, step in enumerate(steps)}
+    for n, step in enumerate(steps):
+        if not step.start_with:
+            continue
+        first = min((m for m, s in enumerate(steps) if step.writes in s.needs), default=None)
+        starts = at.get(step.start_with)
+        if starts is None or starts <= n or (first is not None and first <= starts):
+            raise ValueError(
+                f"step {step.name!r} starts with {step.start_with!r}: that must be a later "
+                "step, before every step that needs its value"
+            )
 
 
 def last_readers(steps: tuple[Step, ...]) -> dict[str, int]:
-    """The index of the last step that reads each collection."""
-    return {step.reads: n for n, step in enumerate(steps) if step.kind != "driver"}
+    """The index of the last step that reads each collection (a step that may start with a
+    later one reads it there)."""
+    at = {step.name: n for n, step in enumerate(steps)}
+    last: dict[str, int] = {}
+    for n, step in enumerate(steps):
+        if step.kind != "driver":
+            last[step.reads] = max(last.get(step.reads, n), at.get(step.start_with, n), n)
+    return last

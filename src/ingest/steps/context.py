@@ -81,6 +81,9 @@ class Step:
     # only later steps read its value (their ``needs`` name it): an engine may compute it
     # while it runs the steps after it (the local engine: in a forked child)
     background: bool = False
+    # ... and one the engine computes apart is started when the step of this name starts
+    # (where the driver leaves a core idle), not at its own place; run in turn, in place
+    start_with: str = ""
 
 
 class _Withheld:
@@ -128,6 +131,10 @@ class Engine(Protocol):
 
     def start(self, collection: Any, step: Step, ctx: Context) -> Started | None:
         """Start computing a ``background`` step's value; None: it runs in turn."""
+        ...
+
+    def apart(self, step: Step) -> bool:
+        """Would :meth:`start` compute this ``background`` step apart (not in turn)?"""
         ...
 
 
