@@ -279,17 +279,18 @@ class _OrderEngine(LocalEngine):
     """The local engine, noting when each step is run or started; ``apart``: whether it
     computes background steps apart (started here, in this process, for the test)."""
 
-    def __init__(self, apart: bool) -> None:
+    def __init__(self, apart: bool, forks: bool = True) -> None:
         super().__init__()
         self.events: list[str] = []
         self._apart = apart
+        self._forks = forks  # False: no child can be had when the step starts
 
     def map(self, records: list[Any], step: Step, ctx: Context) -> list[Any]:
         self.events.append(f"run {step.name}")
         return super().map(records, step, ctx)
 
     def start(self, records: list[Any], step: Step, ctx: Context) -> Any:
-        if not self._apart:
+        if not (self._apart and self._forks):
             return None
         self.events.append(f"start {step.name}")
         assert step.gather is not None
@@ -334,6 +335,15 @@ def test_a_background_step_run_in_turn_runs_at_its_own_place() -> None:
     ctx = run_steps(engine, [1, 2], steps=_started_later())
     assert engine.events == ["run a", "run bg", "run b", "run c", "run d"]
     assert ctx.langs == [4, 8]
+
+
+def test_a_background_step_that_finds_no_child_where_it_starts_runs_in_turn_there() -> None:
+    """Where no child can be had when its step comes (a progress bar's thread, no memory
+    left), it runs in turn there, still before the step that needs it."""
+    engine = _OrderEngine(apart=True, forks=False)
+    ctx = run_steps(engine, [1, 2], steps=_started_later())
+    assert engine.events == ["run a", "run b", "run bg", "run c", "run d"]
+    assert ctx.order == [(8, [4, 8]), (16, [4, 8])]
 
 
 @pytest.mark.parametrize(
