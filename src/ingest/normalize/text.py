@@ -107,21 +107,13 @@ def cleaned(s: str, markdown: bool = False) -> tuple[str, tuple[str, ...]]:
             codes["ODD_WHITESPACE"] = None  # line/paragraph separators: collapsed to a space
     if markdown and "\\" in s:
         s = md_unescape(s)
-    if "<" in s or "&" in s or not s.isprintable():
-        s = _stripped(s, codes)
-    elif "  " not in s and s[:1] != " " and s[-1:] != " ":
-        return s, ()  # the usual text: no markup, and its one white space is single spaces
-    return " ".join(s.split()), tuple(codes)
-
-
-def _stripped(s: str, codes: dict[str, None]) -> str:
-    """Markup and controls removed, pass after pass, until a pass removes nothing."""
     for n in range(_PASSES):  # markup and invisible characters can hide each other
         before, s = s, _strip_pass(s, codes, decode=n == 0)
         if s == before:
-            return s
-    # nested deeper than the passes: no angle bracket can be trusted
-    return _strip_pass(s.replace("<", "").replace(">", ""), codes, decode=False)
+            break
+    else:  # nested deeper than the passes: no angle bracket can be trusted
+        s = _strip_pass(s.replace("<", "").replace(">", ""), codes, decode=False)
+    return " ".join(s.split()), tuple(codes)
 
 
 #: :func:`cleaned` remembered (pure: the same text cleans the same way), markdown or not.
