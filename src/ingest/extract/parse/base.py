@@ -135,6 +135,7 @@ class Page:
         self._end = len(text.rstrip())
         self._cut_tail = cut_tail_length(text)
         self._breaks: list[int] | None = None  # offsets where lines start, built when asked
+        self._lf_only = "\r" not in text  # the usual page: LF alone ends its lines
         self._counted = 0  # line numbers counted before the list is built
         if bad_bytes is None:
             bad_bytes = ESCAPED_BYTE.search(text) is not None  # checked once a page
@@ -169,6 +170,8 @@ class Page:
         if self._breaks is None:
             if self._counted < _COUNTED_LINES:
                 self._counted += 1
+                if self._lf_only:  # one count, not line_at's three
+                    return self.text.count("\n", 0, max(0, offset)) + 1
                 return line_at(self.text, offset)
             self._breaks = _line_starts(self.text)
         return bisect_right(self._breaks, offset) + 1
