@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import TOPIC_PAGE, multiline_topic_page, seed_text, write_files
@@ -208,12 +208,16 @@ def test_listing_head_candidates_are_what_the_ascii_pattern_finds(text: str) -> 
                 "标题",
                 "\\]",
                 "1. [t](http://x.io)（博客 · 入门）：",  # a whole head, after whatever came
+                "456789",  # with a head's rest after it: a number of six digits, or more
+                ". [t](http://x.io)（博客 · 入门）：",
                 "7. [a [b]](https://y.org/p)（项目 · 进阶）：",
             ]
         ),
         max_size=40,
     ).map("".join)
 )
+@example("456789. [t](http://x.io)（博客 · 入门）：")  # the most digits a number may have
+@example("a 1456789. [t](http://x.io)（博客 · 入门）：")  # one more: no head
 def test_valid_heads_are_the_candidates_that_scan(text: str) -> None:
     """valid_heads is one loop for speed: the heads the candidates and _scan_head give."""
     assert valid_heads(text) == _scanned(text)
