@@ -18,6 +18,12 @@ local engine with dicts (and a process pool for ``pool`` steps), the Dask engine
 shuffles. Every function named here is pure on its arguments and blind to the order
 records arrive in, so both engines give byte-identical output. Adding a step is one entry
 in :data:`STEPS` plus its function.
+
+A ``background`` step's value is read only by later steps (their ``needs`` name it): an
+engine may compute it apart while the steps after it run (:meth:`Engine.apart` says
+whether it would; the local engine forks a child), from the step its ``start_with`` names
+if any (where the driver leaves a core idle), and the run waits for it at the first step
+that needs it. An engine that would not runs it in turn, at its own place.
 """
 
 from __future__ import annotations
