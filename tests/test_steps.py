@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 import weakref
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -303,19 +304,23 @@ class _OrderEngine(LocalEngine):
 def _started_later(start_with: str = "c", needs_at: str = "d") -> tuple[Step, ...]:
     steps = [
         Step("a", "map", "inputs", "xs", _double),
-        Step("bg", "map", "xs", "langs", _double, gather=_as_list, background=True),
+        Step(
+            "bg",
+            "map",
+            "xs",
+            "langs",
+            _double,
+            gather=_as_list,
+            background=True,
+            start_with=start_with,
+        ),
         Step("b", "map", "xs", "ys", _double),  # the last reader of xs but for bg
         Step("c", "map", "ys", "zs", _double),
         Step("d", "map", "zs", "order", _reads_langs, gather=_as_list),
     ]
-    steps[1] = Step(**{**_fields(steps[1]), "start_with": start_with})
     at = [s.name for s in steps].index(needs_at)
-    steps[at] = Step(**{**_fields(steps[at]), "needs": ("langs",)})
+    steps[at] = replace(steps[at], needs=("langs",))
     return tuple(steps)
-
-
-def _fields(step: Step) -> dict[str, Any]:
-    return {name: getattr(step, name) for name in Step.__dataclass_fields__}
 
 
 def test_a_background_step_starts_with_the_step_it_names_and_reads_what_it_read() -> None:
