@@ -238,6 +238,87 @@ def test_a_child_whose_error_cannot_be_sent_still_never_returns_to_the_run() -> 
     assert said.endswith("| left None") and len(said.splitlines()) == 1, said
 
 
+# --------------------------------------------------------------------------- standby
+# A background step that starts with a later step is sent, as its views, to a child forked
+# when the engine was made (before the run's records existed), not forked among them.
+
+_MARK = ["forked before the run"]
+
+
+def _plus_one(x: int) -> int:
+    return x + 1
+
+
+def _what_the_child_saw(values: list[int], ctx: Context) -> tuple[int, str, list[int]]:
+    return os.getpid(), _MARK[0], sorted(values)
+
+
+def _standby_steps(gather: Any = _what_the_child_saw) -> tuple[Step, ...]:
+    bg = Step("bg", "map", "xs", "langs", _double, view=_plus_one, gather=gather)
+    return (
+        Step("a", "map", "inputs", "xs", _double),
+        replace(bg, background=True, start_with="c"),
+        Step("b", "map", "xs", "ys", _double),
+        Step("c", "map", "ys", "zs", _double),
+        Step("d", "map", "zs", "order", _reads_langs, gather=_as_list, needs=("langs",)),
+    )
+
+
+def run_standby_case(case: str) -> str:
+    """One case of a two-job local engine with standby children: what happened, in words."""
+    engine = LocalEngine(jobs=2, standbys=2 if case == "unused" else 1)
+    _MARK[0] = "forked during the run"
+    if case == "died":
+        pid = engine._standbys[0].pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # dead (not reaped) before it is sent
+    steps = _standby_steps(_fail if case == "fail" else _what_the_child_saw)
+    try:
+        ctx = run_steps(engine, [1, 2], steps=steps, on_step=lambda s, _: None)
+    except Exception as e:
+        engine.close()
+        return f"{type(e).__name__}: {str(e).splitlines()[-1]} | left {_left()}"
+    engine.close()
+    pid, mark, values = ctx.langs
+    return f"child {pid != os.getpid()}, {mark}, values {values} | left {_left()}"
+
+
+def _fresh_standby(case: str) -> str:
+    script = f"import test_steps as t; print(t.run_standby_case({case!r}))"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    return done.stdout.strip() or done.stderr
+
+
+def test_a_step_started_late_is_computed_by_a_child_forked_before_the_run() -> None:
+    """bg's views (x + 1 of xs: 3, 5), doubled, in a child that never saw the run."""
+    said = _fresh_standby("ok")
+    assert said == "child True, forked before the run, values [6, 10] | left None", said
+
+
+def test_a_standby_child_that_died_waiting_is_replaced_by_a_child_forked_then() -> None:
+    said = _fresh_standby("died")
+    assert said == "child True, forked during the run, values [6, 10] | left None", said
+
+
+def test_a_standby_child_no_step_was_given_is_stopped_with_the_engine() -> None:
+    said = _fresh_standby("unused")
+    assert said == "child True, forked before the run, values [6, 10] | left None", said
+
+
+def test_a_failing_step_sent_to_a_standby_child_fails_the_run_with_its_traceback() -> None:
+    said = _fresh_standby("fail")
+    assert said == "RuntimeError: ValueError: a bug in a background step | left None", said
+
+
+def test_one_job_forks_no_standby_child() -> None:
+    engine = LocalEngine(jobs=1, standbys=1)
+    assert engine._standbys == []
+    ctx = run_steps(engine, [1, 2], steps=_standby_steps())
+    assert ctx.langs == (os.getpid(), _MARK[0], [6, 10])
+
+
 def test_a_value_the_child_could_not_write_whole_is_a_lost_worker() -> None:
     said = _fresh("short")
     assert said.startswith("WorkerLost: a child process of the run stopped before"), said

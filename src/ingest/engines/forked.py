@@ -10,12 +10,18 @@ when it needs it. A failure in the child is raised in the parent when it asks fo
 (``PR_SET_PDEATHSIG``) and is killed by :meth:`Forked.stop` when the run stops early.
 Forking is only safe in a process of one thread (another thread may hold a lock the child
 would wait on for ever): :func:`can_fork` says so.
+
+A child forked late shares the parent's whole heap, and while it lives every page the parent
+writes is copied first: the languages child, forked when resolve starts, cost resolve 0.37 s
+at 100 MB (84,000 page faults against 8,000 with no child). A :class:`Standby` is forked
+early, while the parent is small, and is sent its computation (pickled) when it is due.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import pickle
 import signal
@@ -146,3 +152,80 @@ def _failure(error: BaseException) -> bytes:
         with contextlib.suppress(Exception):
             return pickle.dumps((False, (error, shown)), protocol=pickle.HIGHEST_PROTOCOL)
     return pickle.dumps((False, (None, shown)), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class Standby:
+    """A child forked now that computes what :meth:`send` gives it later. It shares only
+    what this process holds now, so forking it before a run's records exist spares the
+    run the copies a child forked among them costs (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        theirs, self._ours = os.pipe()
+        try:
+            self._child: Forked[Any] | None = Forked(functools.partial(_sent, theirs, self._ours))
+        except BaseException:
+            os.close(self._ours)
+            raise
+        finally:
+            os.close(theirs)
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id while it waits to be sent its computation."""
+        return None if self._child is None else self._child._pid
+
+    def send(self, compute: Callable[[], T]) -> Forked[T] | None:
+        """The child, computing ``compute()``; None if it cannot be had (it died waiting:
+        the caller computes the value another way)."""
+        child, self._child = self._child, None
+        assert child is not None, "a standby child is sent one computation"
+        data = pickle.dumps(compute, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            _write_all(self._ours, len(data).to_bytes(8, "little") + data)
+        except OSError:  # EPIPE: the child is gone
+            child.stop()
+            return None
+        finally:
+            os.close(self._ours)
+        return child
+
+    def stop(self) -> None:
+        """Kill the child if it was never sent its computation (a no-op once it was)."""
+        if self._child is not None:
+            self._child.stop()
+            self._child = None
+            os.close(self._ours)
+
+
+def standby() -> Standby | None:
+    """A :class:`Standby` child, or None where this process cannot fork now."""
+    if not can_fork():
+        return None
+    try:
+        return Standby()
+    except OSError:
+        return None
+
+
+def _sent(theirs: int, ours: int) -> Any:
+    """In a standby child: read the computation sent (length, then pickle) and compute it."""
+    os.close(ours)
+    size = int.from_bytes(_read_exactly(theirs, 8), "little")
+    compute: Callable[[], Any] = pickle.loads(_read_exactly(theirs, size))
+    return compute()
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    got = bytearray()
+    while len(got) < size:
+        piece = os.read(fd, min(size - len(got), 1 << 20))
+        if not piece:
+            raise EOFError("the run closed the pipe before sending the computation")
+        got += piece
+    return bytes(got)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

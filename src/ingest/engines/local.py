@@ -11,12 +11,13 @@ import gc
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
 from typing import Any, TypeVar
 
 from ..records.run import RunOutput
-from ..steps import Context, Step, formed_groups, run_steps
-from .forked import Forked, forked
+from ..steps import STEPS, Context, Step, formed_groups, run_steps
+from .forked import Forked, Standby, forked, standby
 from .pool import pmap
 
 T = TypeVar("T")
@@ -29,9 +30,21 @@ BATCH = 256
 class LocalEngine:
     """Lists and dicts in this process; ``jobs`` > 1 adds a process pool for pool steps."""
 
-    def __init__(self, jobs: int = 1, progress: Progress | None = None) -> None:
+    def __init__(self, jobs: int = 1, progress: Progress | None = None, standbys: int = 0) -> None:
+        """``standbys``: children to fork now, before the run's records exist, for the
+        background steps that start with a later step (each is sent its step's views then:
+        see :class:`~.forked.Standby`); with one job, none."""
         self.jobs = jobs
         self.progress = progress
+        self._standbys: list[Standby] = []
+        for _ in range(standbys if jobs > 1 else 0):
+            if (child := standby()) is not None:
+                self._standbys.append(child)
+
+    def close(self) -> None:
+        """Stop the standby children no step was given."""
+        while self._standbys:
+            self._standbys.pop().stop()
 
     def source(self, records: list[Any]) -> list[Any]:
         return records
@@ -62,6 +75,11 @@ class LocalEngine:
         (``jobs`` > 1 gives the run a second core for it); None when it must run in turn."""
         if not self.apart(step):
             return None
+        if step.start_with and self._standbys:  # its views are sent to a small child
+            task = (_views(records, step), replace(step, view=None), ctx.only(step.needs))
+            sent = self._standbys.pop(0).send(partial(_background, *task))
+            if sent is not None:
+                return sent
         return forked(partial(_background, records, step, ctx))
 
     def apart(self, step: Step) -> bool:
@@ -202,8 +220,12 @@ def run(
     def timed(step: Step, seconds: float) -> None:
         timing[step.name] = round(seconds, 4)
 
-    with no_collections():
-        done = run_steps(LocalEngine(jobs, progress), inputs, ctx, timed)
+    engine = LocalEngine(jobs, progress, standbys=sum(1 for s in STEPS if s.start_with))
+    try:
+        with no_collections():
+            done = run_steps(engine, inputs, ctx, timed)
+    finally:
+        engine.close()
     assert done.output is not None
     done.output.report.timing.update(timing)
     return done.output
