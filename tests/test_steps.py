@@ -319,6 +319,62 @@ def test_one_job_forks_no_standby_child() -> None:
     assert ctx.langs == (os.getpid(), _MARK[0], [6, 10])
 
 
+# --------------------------------------------------------------------------- cores
+# A pool step gets ``jobs`` processes less the background children still at work.
+
+
+def _pid(x: int, ctx: Context) -> list[int]:
+    return [os.getpid()]
+
+
+def _wait_a_second(x: int, ctx: Context) -> list[int]:
+    if x == 0:
+        time.sleep(1)
+    return [x]
+
+
+def _pool_beside_child(child: Any) -> tuple[Step, ...]:
+    return (
+        Step("bg", "map", "inputs", "langs", child, gather=_as_list, background=True),
+        Step("p", "map", "inputs", "xs", _pid, pool=True),
+        Step("c", "map", "xs", "order", _reads_langs, gather=_as_list, needs=("langs",)),
+    )
+
+
+def run_cores_case(case: str) -> str:
+    """Where a pool step ran beside a background child: "here" (this process) or "pool"."""
+    jobs, child = {
+        "2 jobs, child at work": (2, _wait_a_second),
+        "3 jobs, child at work": (3, _wait_a_second),
+        "2 jobs, child done": (2, _double),
+    }[case]
+    steps = _pool_beside_child(child)
+    if child is _double:  # the child is done before the pool step starts
+        steps = (steps[0], Step("w", "map", "inputs", "ws", _wait_a_second), *steps[1:])
+    ctx = run_steps(LocalEngine(jobs=jobs), [0, 1, 2], steps=steps)
+    pids = {x for x, _ in ctx.order}
+    return "here" if pids == {os.getpid()} else "pool"
+
+
+def _fresh_cores(case: str) -> str:
+    script = f"import test_steps as t; print(t.run_cores_case({case!r}))"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    return done.stdout.strip() or done.stderr
+
+
+@pytest.mark.parametrize(
+    ("case", "where"),
+    [
+        ("2 jobs, child at work", "here"),
+        ("3 jobs, child at work", "pool"),
+        ("2 jobs, child done", "pool"),
+    ],
+)
+def test_a_pool_step_leaves_a_core_to_each_background_child_at_work(case: str, where: str) -> None:
+    assert _fresh_cores(case) == where
+
+
 def test_a_value_the_child_could_not_write_whole_is_a_lost_worker() -> None:
     said = _fresh("short")
     assert said.startswith("WorkerLost: a child process of the run stopped before"), said

@@ -81,6 +81,12 @@ class Forked(Generic[T]):
             self.stop()
             raise
 
+    def running(self) -> bool:
+        """Is the child still at work (not exited, whether or not its value was read)?"""
+        if self._pid is None:
+            return False
+        return os.waitid(os.P_PID, self._pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+
     def result(self) -> T:
         """The value, once the child has written it (what the child raised, raised here)."""
         assert self._pid is not None, "a child's value is read once"
