@@ -9,7 +9,9 @@ python _write_child.py lock OUT_DIR
 python _write_child.py apart SRC_DIR OUT_DIR CASE
     publish SRC_DIR's files and "page.html" made apart (by a forked child: it writes the
     pid that made it); CASE "ok", "oserror" (ENOSPC), "bug" (ValueError), "slow" (a page
-    that takes a minute) or "after a thread" (a file written by a thread listed before it).
+    that takes a minute), "after a thread" (a file written by a thread listed before it) or
+    "manifest meanwhile" (a page that takes a second; report.json says whether it was made
+    before the page was done).
     Prints this process's pid, then what the publish raised, then whether a child process
     is left.
 """
@@ -53,13 +55,23 @@ def _apart(src: Path, out: Path, case: str) -> int:
             raise ValueError("a bug in the page")
         if case == "slow":
             time.sleep(60)
+        if case == "manifest meanwhile":
+            time.sleep(1)
+            made.touch()
         yield f"made by {os.getpid()}".encode()
+
+    def manifest() -> Iterator[bytes]:
+        yield b"made after the page" if made.exists() else b"made while the page was"
+
+    made = out.parent / "page.made"
 
     files: dict[str, Content] = {p.name: p.read_bytes() for p in sorted(src.iterdir())}
     print(os.getpid(), flush=True)
     try:
         if case == "after a thread":  # a file written by a thread comes first
             files["pack.bin"] = Alongside(lambda: iter([b"pack"]))
+        if case == "manifest meanwhile":
+            files["report.json"] = manifest
         publish(out, {**files, "page.html": Apart(pieces)})
         print("published", flush=True)
     except (PublishError, RuntimeError) as e:

@@ -450,6 +450,15 @@ def test_a_file_made_apart_is_forked_before_any_thread_starts(tmp_path: Path) ->
     assert (out / "pack.bin").read_bytes() == b"pack"
 
 
+def test_the_manifest_is_made_while_a_file_apart_is_but_written_after_it(tmp_path: Path) -> None:
+    """report.json's bytes are made while the page's child works (the run's last second
+    waited for it idle), and still land last."""
+    (_, said, left), out = _apart(tmp_path, "manifest meanwhile")
+    assert said == "published" and left == "left None"
+    assert (out / "report.json").read_bytes() == b"made while the page was"
+    assert (out / "page.html").stat().st_mtime_ns <= (out / "report.json").stat().st_mtime_ns
+
+
 def test_a_disk_error_apart_fails_the_publish_as_one_here(tmp_path: Path) -> None:
     (_, said, left), out = _apart(tmp_path, "oserror")
     assert said.startswith("PublishError: cannot publish output folder") and left == "left None"

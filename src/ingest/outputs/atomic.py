@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 
 from ..errors import PublishError
-from ..records.run import Alongside, Apart, Content
+from ..records.run import Alongside, Apart, Content, pieces_of
 from .faults import FAULT_ENV, FAULT_POINTS, Fault
 from .files import (
     Writing,
@@ -176,6 +176,9 @@ def _stage(
                 fault.hit("after_stage_write", staging)
         if not here:
             fault.hit("after_stage_write", staging)
+        # the manifest is made while the files aside are finished (the report page's child
+        # outlasts the others: 0.24 s of report.json at 100 MB waited for it); written last
+        manifest = _whole(files[MANIFEST]) if MANIFEST in files else None
         for w in aside:
             w.wait()
     finally:
@@ -185,9 +188,13 @@ def _stage(
         fsync_dir(staging / folder)
     fault.hit("after_fsync", staging)
     fault.hit("before_manifest", staging)
-    if MANIFEST in files:
-        write_file(staging / MANIFEST, files[MANIFEST])
+    if manifest is not None:
+        write_file(staging / MANIFEST, manifest)
     fsync_dir(staging)
+
+
+def _whole(content: Content) -> bytes:
+    return content if isinstance(content, bytes) else b"".join(pieces_of(content))
 
 
 def _link_or_copy(source: Path, target: Path) -> None:
