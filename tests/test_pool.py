@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -29,16 +30,21 @@ def _slow_square(x: int) -> int:
     return x * x
 
 
-def _die_on_13(x: int) -> int:
-    if x == 13:
-        os.kill(os.getpid(), signal.SIGKILL)  # as the out-of-memory killer would
+def _die_on_13(x: int, run: int) -> int:
+    if x == 13 and os.getpid() != run:  # a worker's (the first chunk is a worker's), not
+        os.kill(os.getpid(), signal.SIGKILL)  # the run's: as the out-of-memory killer would
     return x
 
 
-def _fail_on_5(x: int) -> int:
-    if x == 5:
-        raise ValueError("five is not allowed")
+def _fail_on(x: int, bad: int) -> int:
+    if x == bad:
+        raise ValueError(f"{bad} is not allowed")
     return x
+
+
+def _pid(x: int) -> int:
+    time.sleep(0.001)
+    return os.getpid()
 
 
 @contextmanager
@@ -71,6 +77,19 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _workers(pid: int) -> list[int]:
+    """The --jobs workers among the children of ``pid`` (by the name they give themselves:
+    a run has other children, e.g. the one standing by for the languages step)."""
+    out = []
+    for child in _children(pid):
+        try:
+            if Path(f"/proc/{child}/comm").read_text().strip() == "ingest-worker":
+                out.append(child)
+        except OSError:
+            continue
+    return out
+
+
 def test_results_come_in_input_order() -> None:
     items = list(range(300))
     with _within(30):
@@ -80,15 +99,27 @@ def test_results_come_in_input_order() -> None:
 def test_a_worker_killed_at_work_stops_the_run_with_a_clear_error() -> None:
     before = set(_children(os.getpid()))  # what earlier tests left (a fork server, ...)
     with _within(30), pytest.raises(WorkerLost, match="stopped before it finished"):
-        list(pmap(_die_on_13, list(range(400)), 2))
+        list(pmap(partial(_die_on_13, run=os.getpid()), list(range(400)), 2))
     assert set(_children(os.getpid())) <= before
 
 
-def test_a_bug_in_the_function_names_it() -> None:
+@pytest.mark.parametrize(
+    ("bad", "where"), [(5, "a worker process failed"), (99, "a step function failed")]
+)
+def test_a_bug_in_the_function_names_it(bad: int, where: str) -> None:
+    """In a worker (the first chunk) or here (the last): told alike, with the traceback."""
     before = set(_children(os.getpid()))
-    with _within(30), pytest.raises(RuntimeError, match="five is not allowed"):
-        list(pmap(_fail_on_5, list(range(100)), 2))
+    with _within(30), pytest.raises(RuntimeError, match=f"(?s){where}.*{bad} is not allowed"):
+        list(pmap(partial(_fail_on, bad=bad), list(range(100)), 2))
     assert set(_children(os.getpid())) <= before
+
+
+def test_this_process_works_beside_the_workers() -> None:
+    """Two jobs: one worker and this process, each with a share of the items."""
+    with _within(30):
+        pids = list(pmap(_pid, list(range(200)), 2))
+    assert os.getpid() in pids and len(set(pids)) == 2
+    assert pids[0] != os.getpid() and pids[-1] == os.getpid()  # front: the worker's
 
 
 def test_stopping_half_way_leaves_no_worker_behind() -> None:
@@ -115,9 +146,9 @@ def test_a_worker_killed_during_a_run_exits_2_and_publishes_nothing(tmp_path: Pa
         text=True,
     )
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None and not _children(proc.pid):
+    while time.monotonic() < deadline and proc.poll() is None and not _workers(proc.pid):
         time.sleep(0.01)
-    workers = _children(proc.pid)
+    workers = _workers(proc.pid)
     assert workers, "the run finished before a worker could be killed"
     os.kill(workers[0], signal.SIGKILL)
     _, err = proc.communicate(timeout=60)

@@ -35,6 +35,14 @@ from ..errors import WorkerLost
 
 T = TypeVar("T")
 _PR_SET_PDEATHSIG = 1
+_PR_SET_NAME = 15
+
+
+def name_process(name: str) -> None:
+    """Name this process as ``ps`` and ``top`` show it (Linux; 15 bytes at most), so that
+    a run's workers and children are told apart from the run and from each other."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NAME, name.encode()[:15])
 
 
 def can_fork() -> bool:
@@ -141,6 +149,7 @@ def _child(compute: Callable[[], Any], fd: int, mask: set[int | signal.Signals])
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     with contextlib.suppress(OSError, AttributeError):  # Linux: die with the parent
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    name_process("ingest-child")
     try:
         sent = pickle.dumps((True, compute()), protocol=pickle.HIGHEST_PROTOCOL)
     except BaseException as e:  # a full disk or a bug: the parent raises it (see _failure)
@@ -216,8 +225,10 @@ def standby() -> Standby | None:
 def _sent(theirs: int, ours: int) -> Any:
     """In a standby child: read the computation sent (length, then pickle) and compute it."""
     os.close(ours)
+    name_process("ingest-standby")
     size = int.from_bytes(_read_exactly(theirs, 8), "little")
     compute: Callable[[], Any] = pickle.loads(_read_exactly(theirs, size))
+    name_process("ingest-child")
     return compute()
 
 
