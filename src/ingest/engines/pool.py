@@ -5,11 +5,12 @@ any moment.
 process, between taking their results, works through chunks from the back itself. It would
 otherwise only decode what the workers send, a third process on two cores: at 100 MB the
 parse took 2.12 s with two workers and takes 1.85 s so, with 0.5 s less CPU in all (the
-pages this process parses are never encoded, sent and decoded). Each worker has a pipe of
-its own and works on one chunk at a time; nothing is shared between processes but those
-pipes. ``multiprocessing.Pool`` shares a lock on its
-result queue among its workers: a worker killed while it sends a result (``Pool.terminate``
-on SIGTERM kills them where they stand) leaves that lock held for ever, and the next
+pages this process parses are never encoded, sent and decoded).
+
+Each worker has a pipe of its own and works on one chunk at a time; nothing is shared
+between processes but those pipes. ``multiprocessing.Pool`` shares a lock on its result
+queue among its workers: a worker killed while it sends a result (``Pool.terminate`` on
+SIGTERM kills them where they stand) leaves that lock held for ever, and the next
 ``terminate`` waits on it for ever. Here stopping is: kill the workers, close the pipes.
 A worker that dies on its own (the out-of-memory killer) stops the run with
 :class:`WorkerLost` instead of leaving it waiting for a result that never comes.
