@@ -496,3 +496,22 @@ def test_a_background_step_must_start_with_a_later_step_before_its_value_is_need
 ) -> None:
     with pytest.raises(ValueError, match="must be a later step, before every step that needs"):
         run_steps(_OrderEngine(apart=True), [1, 2], steps=_started_later(start_with, needs_at))
+
+
+def test_a_child_is_at_work_until_it_exits_or_where_that_cannot_be_asked_until_read() -> None:
+    """``Forked.running``: after the child exits, not at work (its value still unread); on a
+    platform without ``waitid`` (macOS), at work until its value is read."""
+    script = """
+import os, time
+from ingest.engines.forked import Forked
+seen = []
+for no_waitid in (False, True):
+    if no_waitid:
+        del os.waitid
+    child = Forked(lambda: 7)
+    time.sleep(0.5)  # it has exited by now
+    seen.append((child.running(), child.result(), child.running()))
+print(seen)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout.strip() == "[(False, 7, False), (True, 7, False)]", done.stderr

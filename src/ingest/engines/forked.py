@@ -90,9 +90,13 @@ class Forked(Generic[T]):
             raise
 
     def running(self) -> bool:
-        """Is the child still at work (not exited, whether or not its value was read)?"""
+        """Is the child still at work (not exited, whether or not its value was read)? Where
+        the platform cannot ask without reaping it (no ``waitid``: macOS), it is counted at
+        work until its value is read."""
         if self._pid is None:
             return False
+        if not hasattr(os, "waitid"):
+            return True
         return os.waitid(os.P_PID, self._pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
 
     def result(self) -> T:
