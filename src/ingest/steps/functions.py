@@ -85,8 +85,11 @@ def by_component(xs: list[Listing], ctx: Context) -> list[list[tuple[str, Listin
 
 def resolve(label: str, listings: list[Listing], ctx: Context) -> list[Component]:
     """One component's listings: its units (one per summary key, in key order), settled."""
-    by_key = formed_groups([zip(map(summary_key, listings), listings, strict=True)])
-    units = [units_of(key, xs) for key, xs in by_key]
+    keys = list(map(summary_key, listings))
+    if keys.count(keys[0]) == len(keys):  # the usual component: one summary key
+        units = [units_of(keys[0], listings)]
+    else:
+        units = [units_of(k, xs) for k, xs in formed_groups([zip(keys, listings, strict=True)])]
     return [resolve_component(units, ctx.components.edges_of.get(label, []))]
 
 

@@ -24,6 +24,7 @@ _FIRST = itemgetter(0)
 _NO_VALUE = frozenset({None, ""})
 #: Precedence by the format's value, as listings carry it (no enum built per lookup).
 _RANK_OF = {f.value: rank for f, rank in PRECEDENCE.items()}
+_ITEM_PAGE = Format.ITEM_PAGE.value
 
 
 def precedence(x: Listing) -> tuple[int, int, str, int]:
@@ -97,8 +98,10 @@ def _duplicates(cluster: list[Unit]) -> list[str]:
     listing in each copy (same offset) is one listing, not a duplicate."""
     out: list[str] = []
     for u in cluster:
+        if len({x.prov.sha256 for x in u.listings}) == len(u.listings):
+            continue  # the usual case: each listing on a page of its own (of its own bytes)
         if len(pages_of(u)) == len(u.listings):
-            continue  # the usual case: each listing on a page of its own
+            continue
         seen: dict[tuple[str, str], dict[int, Listing]] = {}
         for x in sorted(u.listings, key=listing_id):
             at = seen.setdefault((x.prov.sha256, x.prov.format), {})
@@ -201,13 +204,13 @@ def _topics(item: str, ordered: list[Listing], conflicts: list[Conflict]) -> lis
     """One entry per topic: the best-precedence listing on it gives rank and level."""
     per_slug: dict[str, list[Listing]] = {}
     for x in ordered:
-        if x.topic_key is not None and x.prov.format != Format.ITEM_PAGE:
+        if x.topic_key is not None and x.prov.format != _ITEM_PAGE:
             per_slug.setdefault(x.topic_key, []).append(x)
     out: list[ItemTopic] = []
     for slug in sorted(per_slug):
         xs = per_slug[slug]
         best = xs[0]
-        ranks = sorted({x.rank for x in xs if x.rank is not None})
+        ranks = sorted({x.rank for x in xs if x.rank is not None}) if len(xs) > 1 else ()
         if len(ranks) > 1:
             conflicts.append(
                 Conflict(
