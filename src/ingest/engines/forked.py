@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import multiprocessing
 import os
 import pickle
 import signal
@@ -29,6 +30,7 @@ import tempfile
 import threading
 import traceback
 from collections.abc import Callable
+from multiprocessing.connection import Connection
 from typing import Any, Generic, TypeVar
 
 from ..errors import WorkerLost
@@ -179,14 +181,14 @@ class Standby:
     run the copies a child forked among them costs (see the module's docstring)."""
 
     def __init__(self) -> None:
-        theirs, self._ours = os.pipe()
+        theirs, self._ours = multiprocessing.Pipe(duplex=False)
         try:
             self._child: Forked[Any] | None = Forked(functools.partial(_sent, theirs, self._ours))
         except BaseException:
-            os.close(self._ours)
+            self._ours.close()
             raise
         finally:
-            os.close(theirs)
+            theirs.close()
 
     @property
     def pid(self) -> int | None:
@@ -198,14 +200,13 @@ class Standby:
         the caller computes the value another way)."""
         child, self._child = self._child, None
         assert child is not None, "a standby child is sent one computation"
-        data = pickle.dumps(compute, protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            _write_all(self._ours, len(data).to_bytes(8, "little") + data)
+            self._ours.send(compute)
         except OSError:  # EPIPE: the child is gone
             child.stop()
             return None
         finally:
-            os.close(self._ours)
+            self._ours.close()
         return child
 
     def stop(self) -> None:
@@ -213,7 +214,7 @@ class Standby:
         if self._child is not None:
             self._child.stop()
             self._child = None
-            os.close(self._ours)
+            self._ours.close()
 
 
 def standby() -> Standby | None:
@@ -226,27 +227,10 @@ def standby() -> Standby | None:
         return None
 
 
-def _sent(theirs: int, ours: int) -> Any:
-    """In a standby child: read the computation sent (length, then pickle) and compute it."""
-    os.close(ours)
+def _sent(theirs: Connection, ours: Connection) -> Any:
+    """In a standby child: receive the computation sent, and compute it."""
+    ours.close()
     name_process("ingest-standby")
-    size = int.from_bytes(_read_exactly(theirs, 8), "little")
-    compute: Callable[[], Any] = pickle.loads(_read_exactly(theirs, size))
+    compute: Callable[[], Any] = theirs.recv()  # EOFError: the run closed the pipe unsent
     name_process("ingest-child")
     return compute()
-
-
-def _read_exactly(fd: int, size: int) -> bytes:
-    got = bytearray()
-    while len(got) < size:
-        piece = os.read(fd, min(size - len(got), 1 << 20))
-        if not piece:
-            raise EOFError("the run closed the pipe before sending the computation")
-        got += piece
-    return bytes(got)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
