@@ -23,7 +23,8 @@ from ingest.engines.local import LocalEngine, no_collections
 from ingest.extract.discover import InputFile, collect_inputs
 from ingest.extract.pages import parse_bytes
 from ingest.outputs.page import render_page
-from ingest.outputs.render import content_bytes, render
+from ingest.outputs.render import render
+from ingest.records.run import content_bytes
 from ingest.steps import Step, run_steps
 
 

@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 
 from ..errors import PublishError
-from ..records.run import Alongside, Apart, Content, pieces_of
+from ..records.run import Alongside, Apart, Content, content_bytes
 from .faults import FAULT_ENV, FAULT_POINTS, Fault
 from .files import (
     Writing,
@@ -178,7 +178,7 @@ def _stage(
             fault.hit("after_stage_write", staging)
         # the manifest is made while the files aside are finished (the report page's child
         # outlasts the others: 0.24 s of report.json at 100 MB waited for it); written last
-        manifest = _whole(files[MANIFEST]) if MANIFEST in files else None
+        manifest = content_bytes(files[MANIFEST]) if MANIFEST in files else None
         for w in aside:
             w.wait()
     finally:
@@ -191,10 +191,6 @@ def _stage(
     if manifest is not None:
         write_file(staging / MANIFEST, manifest)
     fsync_dir(staging)
-
-
-def _whole(content: Content) -> bytes:
-    return content if isinstance(content, bytes) else b"".join(pieces_of(content))
 
 
 def _link_or_copy(source: Path, target: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..records.run import PAGE, Apart, Content, RunOutput, pieces_of
+from ..records.run import PAGE, Apart, Content, RunOutput
 from ..records.serial import json_bytes, jsonl
 from .page import page_pieces
 
@@ -29,10 +29,3 @@ def render(out: RunOutput) -> dict[str, Content]:
 
 def _report(out: RunOutput) -> list[bytes]:
     return [json_bytes(out.report, indent=2) + b"\n"]
-
-
-def content_bytes(content: Content) -> bytes:
-    """A file's whole content as bytes (for tests and small files)."""
-    if isinstance(content, bytes):
-        return content
-    return b"".join(pieces_of(content))

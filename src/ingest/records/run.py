@@ -47,6 +47,13 @@ def pieces_of(content: Pieces | Alongside | Apart) -> Iterable[bytes]:
     return content.pieces() if isinstance(content, Alongside | Apart) else content()
 
 
+def content_bytes(content: Content) -> bytes:
+    """A file's whole content as bytes (for tests and small files, and the manifest)."""
+    if isinstance(content, bytes):
+        return content
+    return b"".join(pieces_of(content))
+
+
 @dataclass(slots=True)
 class RunOutput:
     """The records of one run: what writers publish."""

@@ -25,9 +25,9 @@ from sqlalchemy import Engine, select
 from sqlalchemy.engine import Connection
 
 from ...records.output import Change
-from ...records.run import FILES, RunOutput
+from ...records.run import FILES, RunOutput, content_bytes
 from ...state.changes import counts
-from ..render import content_bytes, render
+from ..render import render
 from . import tables as t
 from .connect import one_line_errors, open_engine, parse_url, shown, sqlite_path, use_wal
 from .rows import digest
