@@ -194,8 +194,9 @@ def _left() -> tuple[int, int] | None:
         return None
 
 
-def _fresh(case: str) -> str:
-    script = f"import test_steps as t; print(t.run_case({case!r}))"
+def _fresh(case: str, runner: str = "run_case") -> str:
+    """``runner(case)`` of this module, run in a fresh Python process: what it printed."""
+    script = f"import test_steps as t; print(t.{runner}({case!r}))"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
     return done.stdout.strip() or done.stderr
@@ -284,32 +285,24 @@ def run_standby_case(case: str) -> str:
     return f"child {pid != os.getpid()}, {mark}, values {values} | left {_left()}"
 
 
-def _fresh_standby(case: str) -> str:
-    script = f"import test_steps as t; print(t.run_standby_case({case!r}))"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
-    return done.stdout.strip() or done.stderr
-
-
-def test_a_step_started_late_is_computed_by_a_child_forked_before_the_run() -> None:
-    """bg's views (x + 1 of xs: 3, 5), doubled, in a child that never saw the run."""
-    said = _fresh_standby("ok")
-    assert said == "child True, forked before the run, values [6, 10] | left None", said
-
-
-def test_a_standby_child_that_died_waiting_is_replaced_by_a_child_forked_then() -> None:
-    said = _fresh_standby("died")
-    assert said == "child True, forked during the run, values [6, 10] | left None", said
-
-
-def test_a_standby_child_no_step_was_given_is_stopped_with_the_engine() -> None:
-    said = _fresh_standby("unused")
-    assert said == "child True, forked before the run, values [6, 10] | left None", said
-
-
-def test_a_failing_step_sent_to_a_standby_child_fails_the_run_with_its_traceback() -> None:
-    said = _fresh_standby("fail")
-    assert said == "RuntimeError: ValueError: a bug in a background step | left None", said
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        # bg's views (x + 1 of xs: 3, 5), doubled, in a child that never saw the run
+        ("ok", "child True, forked before the run, values [6, 10] | left None"),
+        # a standby that died waiting is replaced by a child forked then
+        ("died", "child True, forked during the run, values [6, 10] | left None"),
+        # one no step was given is stopped with the engine
+        ("unused", "child True, forked before the run, values [6, 10] | left None"),
+        # a failing step sent to one fails the run with its traceback
+        ("fail", "RuntimeError: ValueError: a bug in a background step | left None"),
+    ],
+)
+def test_a_step_started_late_is_computed_by_a_child_forked_before_the_run(
+    case: str, expected: str
+) -> None:
+    said = _fresh(case, "run_standby_case")
+    assert said == expected, said
 
 
 def test_one_job_forks_no_standby_child() -> None:
@@ -356,13 +349,6 @@ def run_cores_case(case: str) -> str:
     return "here" if pids == {os.getpid()} else "pool"
 
 
-def _fresh_cores(case: str) -> str:
-    script = f"import test_steps as t; print(t.run_cores_case({case!r}))"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
-    return done.stdout.strip() or done.stderr
-
-
 @pytest.mark.parametrize(
     ("case", "where"),
     [
@@ -372,7 +358,7 @@ def _fresh_cores(case: str) -> str:
     ],
 )
 def test_a_pool_step_leaves_a_core_to_each_background_child_at_work(case: str, where: str) -> None:
-    assert _fresh_cores(case) == where
+    assert _fresh(case, "run_cores_case") == where
 
 
 def test_a_value_the_child_could_not_write_whole_is_a_lost_worker() -> None:
