@@ -49,7 +49,11 @@ def snapshot(folder: Path) -> Snapshot:
 
 
 def leftovers(parent: Path) -> list[str]:
-    return sorted(p.name for p in parent.iterdir() if ".staging-" in p.name or ".old-" in p.name)
+    return sorted(p.name for p in parent.iterdir() if any(k in p.name for k in _SIDE))
+
+
+#: What a run leaves beside the folder while it works: staging, the old set, a page pack.
+_SIDE = (".staging-", ".old-", ".pack-")
 
 
 def env(fault: str | None = None) -> dict[str, str]:

@@ -62,6 +62,7 @@ def run_job(opts: JobOptions, progress: Callable[[int], Progress | None]) -> Job
     with writer, no_collections():
         previous = writer.previous()
         stored = stored_pages(previous) if opts.merge else []
+        writer.pack_ahead(inputs, previous)
         settings = RunSettings("merge" if opts.merge else "snapshot", opts.crawled_at)
         output = _engine(  # the run's context (its index, edges, parts...) ends with it
             opts,

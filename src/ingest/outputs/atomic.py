@@ -113,20 +113,27 @@ def _check_names(names: Iterable[str]) -> None:
 
 
 def _clean_stale(out_dir: Path) -> None:
-    """Remove staging/old folders of earlier runs of ``out_dir``.
+    """Remove staging/old folders and page packs written ahead by earlier runs of ``out_dir``.
 
     Without the lock only folders of this pid or of dead pids are touched. When this process
     holds ``OutputLock(out_dir)`` no other run can be publishing, so all of them are stale
     (this also covers a recycled pid). An ``old`` folder with no ``out_dir`` means a fallback
     swap was interrupted between its two renames: it is moved back into place.
     """
-    pattern = re.compile(rf"\.{re.escape(out_dir.name)}\.(staging|old)-(\d+)")
+    pattern = re.compile(rf"\.{re.escape(out_dir.name)}\.(staging|old|pack)-(\d+)")
     locked = is_held(out_dir)
     for entry in os.scandir(out_dir.parent):
         match = pattern.fullmatch(entry.name)
-        if match is None or not entry.is_dir(follow_symlinks=False):
+        if match is None:
             continue
         pid = int(match.group(2))
+        if match.group(1) == "pack":  # a page pack written ahead (see .ahead)
+            if pid != os.getpid() and (locked or not _pid_alive(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+            continue
+        if not entry.is_dir(follow_symlinks=False):
+            continue
         if not (locked or pid == os.getpid() or not _pid_alive(pid)):
             continue
         if match.group(1) == "old" and not os.path.lexists(out_dir):

@@ -26,6 +26,9 @@ from .previous import STATE, STATE_VERSION, PageRef, Previous
 
 #: Reads the bytes of an input file by the name records give it (None: not an input).
 InputReader = Callable[[str], bytes | None]
+#: The new pack if it was written ahead holding exactly these pages (file, sha256, from
+#: the state), in this order; else None (see :mod:`ingest.outputs.ahead`).
+PackedAhead = Callable[[list[tuple[str, str, bool]]], Path | None]
 
 
 def stored_pages(prev: Previous) -> list[StoredPage]:
@@ -56,11 +59,11 @@ def _read(pack: Path, ref: PageRef) -> bytes:
 
 
 def state_files(
-    run: RunOutput, prev: Previous, read_input: InputReader
+    run: RunOutput, prev: Previous, read_input: InputReader, ahead: PackedAhead | None = None
 ) -> tuple[dict[str, Content], dict[str, Path]]:
     """The files of the new publish's ``state/`` (name → content; the new pack's pages are
-    read, checked and written one at a time), and the earlier packs it carries over (name
-    → path, to be hard-linked)."""
+    read, checked and written one at a time), and the packs it links (name → path, to be
+    hard-linked): the earlier ones it carries over, and the new one if ``ahead`` has it."""
     sequence = run.report.run.sequence
     pack_name = f"pages-{sequence}.pack"
     earlier = _live_earlier(prev, run)
@@ -84,13 +87,16 @@ def state_files(
         f"{STATE}/manifest.json": partial(_manifest, sequence, refs),
         f"{STATE}/evidence.jsonl": partial(jsonl, run.evidence),
     }
-    if to_pack:
-        files[f"{STATE}/{pack_name}"] = Alongside(partial(_pack, to_pack, prev, read_input))
     assert prev.folder is not None or not earlier
     links = {
         f"{STATE}/{name}": (prev.folder or Path()) / STATE / name
         for name in sorted({r.pack for r in refs} - {pack_name})
     }
+    written_ahead = ahead(to_pack) if ahead is not None and to_pack else None
+    if written_ahead is not None:
+        links[f"{STATE}/{pack_name}"] = written_ahead
+    elif to_pack:
+        files[f"{STATE}/{pack_name}"] = Alongside(partial(_pack, to_pack, prev, read_input))
     return files, links
 
 

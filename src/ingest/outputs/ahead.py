@@ -1,0 +1,95 @@
+"""The state's page pack, written ahead of the publish by a child of low priority.
+
+A first publish packs every input page (100 MB at 100 MB), and writing it while the
+publish renders the other files cost the run 0.6 s: a thread re-reading 5,000 files
+waited on the interpreter lock the other files' encoding held, and the page's child and
+this process had both cores already. The bytes to pack are the inputs' own, known before
+the run, so a child forked as the run starts (its parent still small) reads and writes
+them beside the output folder at the lowest priority: it takes a core only when the run
+leaves one idle (the steps after parsing leave the second core idle most of the time).
+
+The publish takes that file only if it is exactly the pack it would write: the same pages,
+in the same order, of the same sha256 as the run parsed (so never other bytes than were
+read). Anything else (a page changed between the reads, pages of the state to repack, a
+child that failed or died) and the pack is written as before; the file written ahead is
+removed either way, and a run killed meanwhile leaves one its next run removes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Iterator, Sequence
+from functools import partial
+from pathlib import Path
+
+from ..engines.forked import Forked, forked
+from ..errors import WorkerLost
+from ..extract.discover import InputFile
+from ..extract.read import read_bytes
+from ..state.previous import Previous
+from .files import write_file
+
+#: (file name, sha256) of each page written ahead, in the pack's order.
+Packed = list[tuple[str, str]]
+
+
+class PackAhead:
+    """A pack being written ahead into ``path`` by a child."""
+
+    def __init__(self, child: Forked[Packed], path: Path) -> None:
+        self._child: Forked[Packed] | None = child
+        self.path = path
+
+    def take(self, pages: Sequence[tuple[str, str, bool]]) -> Path | None:
+        """The file written ahead, if it holds exactly ``pages`` (file, sha256, from the
+        state) in that order; None if not (the caller writes the pack itself)."""
+        if self._child is None or any(from_state for _, _, from_state in pages):
+            return None
+        child, self._child = self._child, None
+        try:
+            packed = child.result()
+        except (OSError, WorkerLost):  # the disk, or a child killed: written the usual way
+            return None
+        return self.path if packed == [(name, sha) for name, sha, _ in pages] else None
+
+    def discard(self) -> None:
+        """Stop the child if it still works, and remove the file it wrote."""
+        if self._child is not None:
+            self._child.stop()
+            self._child = None
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+
+
+def pack_ahead(inputs: Sequence[InputFile], prev: Previous, path: Path) -> PackAhead | None:
+    """A child packing into ``path`` every readable input whose bytes no earlier pack holds
+    (each sha256 once, in input order); None where no child can be had."""
+    known = frozenset(ref.sha256 for ref in prev.pages)
+    usable = [(f.name, f.path) for f in inputs if f.problem is None]
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)  # a killed run's, of a pid now ours
+    child = forked(partial(_write_pack, usable, known, path))
+    return None if child is None else PackAhead(child, path)
+
+
+def _write_pack(inputs: list[tuple[str, Path]], known: frozenset[str], path: Path) -> Packed:
+    """In the child: the pack written (and synced) at the lowest priority."""
+    os.nice(19)
+    packed: Packed = []
+    seen = set(known)
+
+    def pieces() -> Iterator[bytes]:
+        for name, where in inputs:
+            data, _ = read_bytes(where)
+            if data is None:
+                continue
+            sha = hashlib.sha256(data).hexdigest()
+            if sha not in seen:
+                seen.add(sha)
+                packed.append((name, sha))
+                yield data
+
+    write_file(path, pieces)
+    return packed
