@@ -10,12 +10,14 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from . import SCHEMA_VERSION
+from .engines.heap import steady_heap
 from .engines.local import Progress, no_collections
 from .errors import UsageError
 from .job import JobOptions, JobResult, run_job
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    steady_heap()  # freed memory stays for reuse: see ingest.engines.heap
     with no_collections():  # until the run's records are gone: see no_collections
         return _run(args)
 
