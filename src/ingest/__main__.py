@@ -1,3 +1,3 @@
-from ingest.cli import main
+from ingest.cli import entry
 
-raise SystemExit(main())
+entry()

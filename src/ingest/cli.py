@@ -8,13 +8,17 @@ paths, a held lock or a failed write; 3 the shrink guard refused to publish.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
+import gc
+import os
 import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import NoReturn
 
-from . import SCHEMA_VERSION, __version__
+from . import SCHEMA_VERSION, __version__, commands
 from .commands import cmd_publish, cmd_run, cmd_schema, cmd_validate
 from .errors import IngestError
 
@@ -41,6 +45,20 @@ class _Terminated(BaseException):
 
 def _on_term(signum: int, frame: object) -> None:
     raise _Terminated
+
+
+def entry() -> NoReturn:
+    """``ingest`` as a process (the installed command, ``python -m ingest``): :func:`main`,
+    then the process ends at once. A run's records (millions of objects), its memos and the
+    modules are not freed one by one first, nor collected: the system takes the memory back
+    whole (0.25-0.35 s at 100 MB). A library caller of :func:`main` keeps the usual end."""
+    gc.disable()  # a run collects nothing anyway (see no_collections), nor does its end
+    commands.KEPT = []
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a reader gone, a stream closed
+            stream.flush()
+    os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,6 +15,10 @@ from .engines.local import Progress, no_collections
 from .errors import UsageError
 from .job import JobOptions, JobResult, run_job
 
+#: Where ``ingest run`` leaves its result when the process ends with the command (see
+#: :func:`ingest.cli.entry`): the system takes its memory back whole at the exit.
+KEPT: list[object] | None = None
+
 
 def cmd_run(args: argparse.Namespace) -> int:
     steady_heap()  # freed memory stays for reuse: see ingest.engines.heap
@@ -35,6 +39,8 @@ def _run(args: argparse.Namespace) -> int:
     )
     with _progress(quiet=args.quiet) as progress:
         result = run_job(opts, progress)
+    if KEPT is not None:
+        KEPT.append(result)
     if result.refused is not None:
         print(
             f"ingest: refused: {result.refused}; {str(opts.out)!r} is left as it was; the "

@@ -1,0 +1,70 @@
+"""``ingest`` as a process (``ingest.cli.entry``): it prints all it has to say and exits
+with the command's code, and ends without freeing its run object by object."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SEEDS, TOPIC_PAGE, run_subprocess
+from ingest import SCHEMA_VERSION, commands
+from ingest.cli import main
+from ingest.job import JobResult
+
+#: ``python -m ingest``, with an exit handler that says the interpreter was torn down.
+TORN_DOWN = """
+import atexit, runpy, sys
+atexit.register(lambda: print("torn down"))
+sys.argv = ["ingest", *sys.argv[1:]]
+runpy.run_module("ingest", run_name="__main__")
+"""
+
+
+def test_the_command_prints_all_it_says_and_exits_with_its_code(tmp_path: Path) -> None:
+    proc = run_subprocess("run", str(SEEDS), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    assert "items added / changed / removed / merged" in proc.stdout
+    proc = subprocess.run(  # print(), buffered in a pipe (as Python buffers it by default)
+        [sys.executable, "-m", "ingest", "validate", str(tmp_path / "out")],
+        cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0 and proc.stdout.endswith(f": valid (schema {SCHEMA_VERSION})\n")
+    proc = run_subprocess("run", str(tmp_path / "missing"), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2 and proc.stderr.startswith("ingest: error: ")
+
+
+def test_the_process_ends_without_its_teardown(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", TORN_DOWN, "run", str(TOPIC_PAGE), "--out", str(tmp_path / "o")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "items added" in proc.stdout and "torn down" not in proc.stdout
+
+
+def test_a_run_leaves_its_result_for_the_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept: list[object] = []
+    monkeypatch.setattr(commands, "KEPT", kept)
+    assert main(["run", str(TOPIC_PAGE), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert len(kept) == 1 and isinstance(kept[0], JobResult)
+
+
+def test_the_installed_command_is_the_entry() -> None:
+    [script] = [e for e in entry_points(group="console_scripts") if e.name == "ingest"]
+    assert script.value == "ingest.cli:entry"
