@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, SEEDS, TOPIC_LIST
 from ingest.extract.discover import collect_inputs
 from ingest.outputs.ahead import pack_ahead
@@ -180,3 +182,22 @@ def test_packs_ahead_of_dead_runs_are_removed_and_live_ones_kept(tmp_path: Path)
     with OutputLock(out):
         publish(out, {"report.json": b"{}"})
     assert beside(out) == [ours.name]  # its own run's: linked into the publish, then removed
+
+
+PRIORITY = """
+import os
+from ingest.outputs import ahead
+if {no_idle}:
+    del os.sched_setscheduler
+before = os.nice(0)
+ahead._lowest_priority()
+print(os.sched_getscheduler(0) == os.SCHED_IDLE, os.nice(0) == (19 if {no_idle} else before))
+"""
+
+
+@pytest.mark.parametrize(("no_idle", "said"), [(False, "True True"), (True, "False True")])
+def test_the_pack_is_written_ahead_only_on_a_core_left_idle(no_idle: bool, said: str) -> None:
+    """Linux's idle policy: the child never slows the parse; elsewhere, nice 19."""
+    code = PRIORITY.format(no_idle=no_idle)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == said.split()

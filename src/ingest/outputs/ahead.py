@@ -76,7 +76,7 @@ def pack_ahead(inputs: Sequence[InputFile], prev: Previous, path: Path) -> PackA
 
 def _write_pack(inputs: list[tuple[str, Path]], known: frozenset[str], path: Path) -> Packed:
     """In the child: the pack written (and synced) at the lowest priority."""
-    os.nice(19)
+    _lowest_priority()
     packed: Packed = []
     seen = set(known)
 
@@ -93,3 +93,11 @@ def _write_pack(inputs: list[tuple[str, Path]], known: frozenset[str], path: Pat
 
     write_file(path, pieces)
     return packed
+
+
+def _lowest_priority() -> None:
+    """Run only on a core no other process wants (Linux's idle policy), else at nice 19."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        os.nice(19)
