@@ -3,6 +3,7 @@ with the command's code, and ends without freeing its run object by object."""
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -61,7 +62,11 @@ def test_a_run_leaves_its_result_for_the_exit(
 ) -> None:
     kept: list[object] = []
     monkeypatch.setattr(commands, "KEPT", kept)
-    assert main(["run", str(TOPIC_PAGE), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    try:
+        assert main(["run", str(TOPIC_PAGE), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+        assert not gc.isenabled()  # nothing collects over the records kept alive
+    finally:
+        gc.enable()
     assert len(kept) == 1 and isinstance(kept[0], JobResult)
 
 

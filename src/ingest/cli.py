@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
-import gc
 import os
 import signal
 import sys
@@ -52,7 +51,6 @@ def entry() -> NoReturn:
     then the process ends at once. A run's records (millions of objects), its memos and the
     modules are not freed one by one first, nor collected: the system takes the memory back
     whole (0.25-0.35 s at 100 MB). A library caller of :func:`main` keeps the usual end."""
-    gc.disable()  # a run collects nothing anyway (see no_collections), nor does its end
     commands.KEPT = []
     code = main()
     for stream in (sys.stdout, sys.stderr):

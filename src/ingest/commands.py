@@ -4,6 +4,7 @@ exit code; the library's errors propagate to :mod:`ingest.cli`, which prints the
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -39,8 +40,9 @@ def _run(args: argparse.Namespace) -> int:
     )
     with _progress(quiet=args.quiet) as progress:
         result = run_job(opts, progress)
-    if KEPT is not None:
+    if KEPT is not None:  # the process ends with the command, and its records with it
         KEPT.append(result)
+        gc.disable()  # thresholds given back would collect over them all (no_collections)
     if result.refused is not None:
         print(
             f"ingest: refused: {result.refused}; {str(opts.out)!r} is left as it was; the "
