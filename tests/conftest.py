@@ -124,11 +124,14 @@ def write_files(folder: Path, files: dict[str, str | bytes]) -> Path:
     return folder
 
 
-def run_subprocess(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_subprocess(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """The installed command line in a fresh process, as a user would run it."""
     return subprocess.run(
         [sys.executable, "-m", "ingest", *args],
         cwd=cwd or ROOT,
+        env=env,
         capture_output=True,
         text=True,
         timeout=120,
