@@ -18,6 +18,7 @@ import pytest
 
 from conftest import ITEM_PAGE, SEEDS, TOPIC_LIST, TOPIC_PAGE, Out, run_subprocess
 from ingest.cli import main
+from ingest.state.previous import load
 
 PAGE = TOPIC_PAGE.read_text(encoding="utf-8")
 LIST = TOPIC_LIST.read_text(encoding="utf-8")
@@ -543,3 +544,17 @@ def test_a_previous_publish_that_cannot_be_read_is_one_line_and_nothing_changes(
     [line] = proc.stderr.splitlines()
     assert line.startswith("ingest: error: cannot read the previous publish") and words in line
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+def test_an_earlier_record_is_read_as_its_line_without_its_sources(tmp_path: Path) -> None:
+    """The change set compares what the line holds but its sources; a field an older
+    publish did not write stays absent rather than becoming a default."""
+    line = {"id": "0123456789abcdef", "title_zh": "标题", "topics": [{"slug": "a", "rank": 1}]}
+    with_sources = {**line, "sources": [{"file": "x.txt", "locator": "L1"}], "related": []}
+    (tmp_path / "report.json").write_text('{"schema_version": "1.0.0", "run": null}')
+    (tmp_path / "items.jsonl").write_text(json.dumps(with_sources) + "\n")
+    (tmp_path / "topics.jsonl").write_text('{"slug": "a", "items": [], "sources": [1]}\n')
+    prev = load(tmp_path)
+    assert prev.items == {line["id"]: {**line, "related": []}}
+    assert list(prev.items[line["id"]]) == ["id", "title_zh", "topics", "related"]
+    assert prev.topics == {"a": {"slug": "a", "items": []}}
