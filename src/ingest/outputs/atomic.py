@@ -44,6 +44,7 @@ __all__ = [
     "MANIFEST",
     "atomic_write_bytes",
     "publish",
+    "side_path",
 ]
 
 #: Written last among the files, so its presence in staging means the set is complete.
@@ -84,7 +85,9 @@ def _real(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _side_path(out_dir: Path, kind: str, pid: int | None = None) -> Path:
+def side_path(out_dir: Path, kind: str, pid: int | None = None) -> Path:
+    """What a run of this process (or ``pid``) keeps beside ``out_dir`` while it works:
+    ``staging``, ``old`` or ``pack`` (the names :func:`_clean_stale` knows)."""
     return out_dir.parent / f".{out_dir.name}.{kind}-{os.getpid() if pid is None else pid}"
 
 
@@ -221,7 +224,7 @@ def _swap(staging: Path, out_dir: Path) -> Path | None:
         return staging
     # Fallback (no renameat2): between these two renames out_dir does not exist. A crash
     # there leaves the previous set in `old`; _clean_stale moves it back on the next run.
-    old = _side_path(out_dir, "old")
+    old = side_path(out_dir, "old")
     os.rename(out_dir, old)
     try:
         os.rename(staging, out_dir)
@@ -253,7 +256,7 @@ def publish(
     links = links or {}
     _check_names([*files, *links])
     fault = Fault.from_env()
-    staging = _side_path(target, "staging")
+    staging = side_path(target, "staging")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         _clean_stale(target)

@@ -9,7 +9,6 @@ it was.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -19,7 +18,7 @@ from ..records.run import RunOutput
 from ..state.pages import InputReader, state_files
 from ..state.previous import MARKER, Previous, load
 from .ahead import PackAhead, pack_ahead
-from .atomic import publish
+from .atomic import publish, side_path
 from .lock import OutputLock
 from .ownership import check_owned, marker
 from .render import render
@@ -58,8 +57,7 @@ class FolderWriter:
         """Start writing the state's new page pack now, beside the folder, while the run
         goes on (see :mod:`.ahead`); :meth:`write` takes it if it fits."""
         if self.target.parent.is_dir():
-            path = self.target.with_name(f".{self.target.name}.pack-{os.getpid()}")
-            self._ahead = pack_ahead(inputs, previous, path)
+            self._ahead = pack_ahead(inputs, previous, side_path(self.target, "pack"))
 
     def write(self, run: RunOutput, previous: Previous, read_input: InputReader) -> None:
         ahead = None if self._ahead is None else self._ahead.take
