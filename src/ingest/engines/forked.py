@@ -36,6 +36,7 @@ from typing import Any, Generic, TypeVar
 from ..errors import WorkerLost
 
 T = TypeVar("T")
+C = TypeVar("C")
 _PR_SET_PDEATHSIG = 1
 _PR_SET_NAME = 15
 
@@ -55,10 +56,15 @@ def can_fork() -> bool:
 def forked(compute: Callable[[], T]) -> Forked[T] | None:
     """``compute()`` in a forked child, or None where this process cannot fork now (other
     threads; no memory or process left for a child: the caller computes it in turn)."""
+    return _if_forkable(functools.partial(Forked, compute))
+
+
+def _if_forkable(fork: Callable[[], C]) -> C | None:
+    """``fork()``, or None where this process cannot fork now (see :func:`forked`)."""
     if not can_fork():
         return None
     try:
-        return Forked(compute)
+        return fork()
     except OSError:
         return None
 
@@ -219,12 +225,7 @@ class Standby:
 
 def standby() -> Standby | None:
     """A :class:`Standby` child, or None where this process cannot fork now."""
-    if not can_fork():
-        return None
-    try:
-        return Standby()
-    except OSError:
-        return None
+    return _if_forkable(Standby)
 
 
 def _sent(theirs: Connection, ours: Connection) -> Any:
