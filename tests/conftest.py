@@ -128,8 +128,15 @@ def run_subprocess(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """The installed command line in a fresh process, as a user would run it."""
+    return run_python("-m", "ingest", *args, cwd=cwd, env=env)
+
+
+def run_python(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in a fresh process of the tests' interpreter, output captured."""
     return subprocess.run(
-        [sys.executable, "-m", "ingest", *args],
+        [sys.executable, *args],
         cwd=cwd or ROOT,
         env=env,
         capture_output=True,
@@ -137,6 +144,15 @@ def run_subprocess(
         timeout=120,
         check=False,
     )
+
+
+def in_fresh_process(module: str, func: str, arg: str) -> str:
+    """``func(arg)`` of the test module ``module``, run in a fresh process: what it printed
+    (or, if it printed nothing, its error). For what this process cannot show: a fork (the
+    Dask tests leave threads here), a platform call taken away, a first import."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    done = run_python("-c", f"import {module} as t; print(t.{func}({arg!r}))", env=env)
+    return done.stdout.strip() or done.stderr
 
 
 def load_script(path: Path, name: str) -> ModuleType:

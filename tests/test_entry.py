@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import gc
 import os
-import subprocess
-import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SEEDS, TOPIC_PAGE, run_subprocess
+from conftest import SEEDS, TOPIC_PAGE, run_python, run_subprocess
 from ingest import SCHEMA_VERSION, commands
 from ingest.cli import main
 from ingest.job import JobResult
@@ -38,14 +36,7 @@ def test_the_command_prints_all_it_says_and_exits_with_its_code(tmp_path: Path) 
 
 
 def test_the_process_ends_without_its_teardown(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", TORN_DOWN, "run", str(TOPIC_PAGE), "--out", str(tmp_path / "o")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = run_python("-c", TORN_DOWN, "run", str(TOPIC_PAGE), "--out", str(tmp_path / "o"))
     assert proc.returncode == 0, proc.stderr
     assert "items added" in proc.stdout and "torn down" not in proc.stdout
 

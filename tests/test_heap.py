@@ -3,13 +3,12 @@ allocate and free megabytes take pages from the system once, not once a batch.""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, TOPIC_PAGE
+from conftest import TOPIC_PAGE, run_python
 from ingest import commands
 from ingest.cli import main
 
@@ -30,14 +29,9 @@ print(steady, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 
 
 def faults(mode: str) -> tuple[str, int]:
-    out = subprocess.run(
-        [sys.executable, "-c", BATCHES, mode],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout.split()
+    done = run_python("-c", BATCHES, mode)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.split()
     return out[0], int(out[1])
 
 

@@ -15,12 +15,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SEEDS, TOPIC_LIST
+from conftest import SEEDS, TOPIC_LIST, in_fresh_process, run_python
 from ingest.extract.discover import collect_inputs
 from ingest.outputs.ahead import pack_ahead
 from ingest.outputs.atomic import publish
@@ -55,14 +54,7 @@ ahead._write_pack = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
 def run(patch: str, *args: str) -> subprocess.CompletedProcess[str]:
     """``ingest run ARGS`` in a fresh process, after ``patch`` ran in it."""
     code = f"{patch}\nimport sys\nfrom ingest.cli import main\nsys.exit(main(sys.argv[1:]))"
-    return subprocess.run(
-        [sys.executable, "-c", code, "run", *args, "--quiet"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_python("-c", code, "run", *args, "--quiet")
 
 
 def packed(out: Path) -> dict[str, list[str]]:
@@ -131,12 +123,7 @@ def test_a_child_killed_while_packing_ahead_leaves_the_publish_whole(tmp_path: P
 def fresh(case: str, folder: Path) -> str:
     """``case(folder)`` of this module in a fresh process (a child is forked only by a
     process of one thread, and the Dask tests leave threads in this one): what it said."""
-    script = f"import test_pack_ahead as t; print(t.{case}({str(folder)!r}))"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
-    done = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, env=env
-    )
-    return done.stdout.strip() or done.stderr
+    return in_fresh_process("test_pack_ahead", case, str(folder))
 
 
 def in_input_order(folder: str) -> str:
@@ -199,5 +186,6 @@ print(os.sched_getscheduler(0) == os.SCHED_IDLE, os.nice(0) == (19 if {no_idle} 
 def test_the_pack_is_written_ahead_only_on_a_core_left_idle(no_idle: bool, said: str) -> None:
     """Linux's idle policy: the child never slows the parse; elsewhere, nice 19."""
     code = PRIORITY.format(no_idle=no_idle)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    done = run_python("-c", code)
+    assert done.returncode == 0, done.stderr
     assert done.stdout.split() == said.split()

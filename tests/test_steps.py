@@ -12,11 +12,11 @@ import threading
 import time
 import weakref
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import in_fresh_process
 from ingest.engines.local import LocalEngine
 from ingest.steps import Context, Step, run_steps
 
@@ -196,10 +196,7 @@ def _left() -> tuple[int, int] | None:
 
 def _fresh(case: str, runner: str = "run_case") -> str:
     """``runner(case)`` of this module, run in a fresh Python process: what it printed."""
-    script = f"import test_steps as t; print(t.{runner}({case!r}))"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
-    return done.stdout.strip() or done.stderr
+    return in_fresh_process("test_steps", runner, case)
 
 
 def test_a_background_step_is_computed_in_a_child_and_set_before_a_step_needs_it() -> None:
