@@ -34,7 +34,7 @@ from ingest.outputs.folder import FolderWriter
 from ingest.outputs.published import load_publish
 from ingest.records.output import Item, ItemTopic
 from ingest.records.run import RunOutput
-from ingest.state.changes import change_set, counts
+from ingest.state.changes import changes_against, counts
 from ingest.state.previous import load
 
 HERE = Path(__file__).resolve().parent
@@ -71,8 +71,7 @@ def publish_a(size: str, seed: int, work: Path) -> Path:
 def derive_b(a: Path, b: Path, fraction: float, seed: int) -> int:
     """B: A with ``fraction`` of its items changed, removed or added. Returns that count."""
     run_a = load_publish(a)
-    prev = load(a)  # A as the state a next run builds on: its records as JSON, its pages
-    before_i, before_t = prev.items, prev.topics
+    prev = load(a)  # A as the state a next run builds on: its records, its pages
     items = {i.id: i for i in run_a.items}
     topic_items = {t.slug: list(t.items) for t in run_a.topics}
     rnd = Random(seed)
@@ -100,7 +99,7 @@ def derive_b(a: Path, b: Path, fraction: float, seed: int) -> int:
         topic_items[slug].append(new.id)
     topics = [replace(t, items=topic_items[t.slug]) for t in run_a.topics]
     new_items = sorted(items.values(), key=lambda i: i.id)
-    changes = change_set(before_i, before_t, new_items, topics)
+    changes = changes_against(prev, new_items, topics, {})
     rep = run_a.report
     report = replace(
         rep,

@@ -555,6 +555,7 @@ def test_an_earlier_record_is_read_as_its_line_without_its_sources(tmp_path: Pat
     (tmp_path / "items.jsonl").write_text(json.dumps(with_sources) + "\n")
     (tmp_path / "topics.jsonl").write_text('{"slug": "a", "items": [], "sources": [1]}\n')
     prev = load(tmp_path)
-    assert prev.items == {line["id"]: {**line, "related": []}}
-    assert list(prev.items[line["id"]]) == ["id", "title_zh", "topics", "related"]
-    assert prev.topics == {"a": {"slug": "a", "items": []}}
+    assert list(prev.items) == [line["id"]] and list(prev.topics) == ["a"]
+    assert prev.compared("item", line["id"]) == {**line, "related": []}
+    assert list(prev.compared("item", line["id"])) == ["id", "title_zh", "topics", "related"]
+    assert prev.compared("topic", "a") == {"slug": "a", "items": []}

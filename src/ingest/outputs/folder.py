@@ -15,6 +15,7 @@ from typing import Self
 
 from ..extract.discover import InputFile
 from ..records.run import RunOutput
+from ..state.earlier import with_earlier
 from ..state.pages import InputReader, state_files
 from ..state.previous import MARKER, Previous, load
 from .ahead import PackAhead, pack_ahead
@@ -62,7 +63,8 @@ class FolderWriter:
     def write(self, run: RunOutput, previous: Previous, read_input: InputReader) -> None:
         ahead = None if self._ahead is None else self._ahead.take
         state, links = state_files(run, previous, read_input, ahead)
-        publish(self.target, {**render(run), MARKER: marker(), **state}, links)
+        files = with_earlier(render(run), run)  # after the records' files, with their digests
+        publish(self.target, {**files, MARKER: marker(), **state}, links)
 
     @property
     def refused_dir(self) -> Path:

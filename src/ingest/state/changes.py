@@ -3,41 +3,61 @@
 Records are compared as the JSON a site loads, field by field, except ``sources`` (the
 same crawl saved under other file names is no change) and the id itself. An item of the
 previous publish that is gone is ``removed``, unless the identity step found it to be one
-resource with another item: then it is ``merged`` into that item's id.
+resource with another item: then it is ``merged`` into that item's id. A record whose
+digest (state.earlier) is the one the previous publish kept for it is the same, and is not
+compared: the daily run reads and dumps only the records that changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Literal, cast
 
 from msgspec import structs
 
 from ..records.output import Change, ChangeCounts, Item, OpCounts, Topic
 from ..records.serial import to_builtins
+from .earlier import digest
+from .previous import Entity, Previous
 
-Entity = Literal["item", "topic"]
 #: Fields that never make a change on their own.
 IGNORED = frozenset({"id", "slug", "sources"})
 
 
+@dataclass(frozen=True, slots=True)
+class Records:
+    """One side of a comparison: the keys (ids or slugs) of its records, each record as JSON
+    (asked for only when it is compared), and a digest of each where known (two records of
+    the same digest are the same: not compared; see state.earlier.digest)."""
+
+    keys: AbstractSet[str]
+    json: Callable[[str], Mapping[str, Any]]
+    digest: Callable[[str], int | None] = lambda key: None
+
+    @classmethod
+    def of(cls, records: Mapping[str, Mapping[str, Any]]) -> Records:
+        return cls(records.keys(), records.__getitem__)
+
+
 def diff(
-    before: Mapping[str, Mapping[str, Any]],
-    after: Mapping[str, Mapping[str, Any]],
-    entity: Entity,
-    merged: Mapping[str, str] | None = None,
+    before: Records, after: Records, entity: Entity, merged: Mapping[str, str] | None = None
 ) -> list[Change]:
-    """Changes from ``before`` to ``after`` (id → record as JSON); ``merged``: old id → the
-    id it was merged into."""
+    """Changes from ``before`` to ``after``; ``merged``: old id → the id it was merged into."""
     merged = merged or {}
     out = []
-    for key in sorted(after.keys() - before.keys()):
+    for key in sorted(after.keys - before.keys):
         out.append(Change(entity=entity, op="added", id=key, fields=[], into=None))
-    for key in sorted(after.keys() & before.keys()):
-        fields = changed_fields(before[key], after[key])
+    for key in sorted(after.keys & before.keys):
+        digest = before.digest(key)
+        if digest is not None and digest == after.digest(key):
+            continue
+        fields = changed_fields(before.json(key), after.json(key))
         if fields:
             out.append(Change(entity=entity, op="changed", id=key, fields=fields, into=None))
-    for key in sorted(before.keys() - after.keys()):
+    for key in sorted(before.keys - after.keys):
         into = merged.get(key)
         op: Literal["merged", "removed"] = "merged" if into is not None else "removed"
         out.append(Change(entity=entity, op=op, id=key, fields=[], into=into))
@@ -57,20 +77,48 @@ def change_set(
     topics: Iterable[Topic],
     merged: Mapping[str, str] | None = None,
 ) -> list[Change]:
-    """Every change of items and topics, sorted by (entity, op, id)."""
-    items_after = {i.id: _as_json(i, i.id in items_before) for i in items}
-    topics_after = {t.slug: _as_json(t, t.slug in topics_before) for t in topics}
-    found = diff(items_before, items_after, "item", merged) + diff(
-        topics_before, topics_after, "topic"
+    """Every change of items and topics against earlier records given as JSON, sorted by
+    (entity, op, id)."""
+    return _sorted(
+        diff(Records.of(items_before), _records(items), "item", merged)
+        + diff(Records.of(topics_before), _records(topics), "topic")
     )
-    return sorted(found, key=lambda c: (c.entity, c.op, c.id))
 
 
-def _as_json(record: Item | Topic, compared: bool) -> Mapping[str, Any]:
-    """A record as JSON when it is compared with an earlier one, but its sources (which
-    make no change: nine in ten of an item's values); a new record is only listed as added,
-    so it is not dumped (on a first run, none is)."""
-    return to_builtins(structs.replace(record, sources=[])) if compared else {}
+def changes_against(
+    previous: Previous, items: Iterable[Item], topics: Iterable[Topic], merged: Mapping[str, str]
+) -> list[Change]:
+    """Every change of items and topics against the previous publish, sorted by (entity,
+    op, id). A record whose digest is its earlier one's is not compared: on a daily run,
+    nearly all."""
+    return _sorted(
+        diff(_earlier(previous, "item"), _records(items, digests=True), "item", merged)
+        + diff(_earlier(previous, "topic"), _records(topics, digests=True), "topic")
+    )
+
+
+def _earlier(previous: Previous, entity: Entity) -> Records:
+    found = previous.items if entity == "item" else previous.topics
+    return Records(found.keys(), partial(previous.compared, entity), lambda k: found[k].digest)
+
+
+def _records(records: Iterable[Item | Topic], digests: bool = False) -> Records:
+    """New records, each dumped as JSON only when it is compared with an earlier one, but
+    its sources (which make no change: nine in ten of an item's values); its digest taken
+    only when the earlier one has a digest to compare it with."""
+    by_key = {r.id if isinstance(r, Item) else r.slug: r for r in records}
+
+    def json(key: str) -> Mapping[str, Any]:
+        return cast(Mapping[str, Any], to_builtins(structs.replace(by_key[key], sources=[])))
+
+    def digest_of(key: str) -> int | None:
+        return digest(by_key[key]) if digests else None
+
+    return Records(by_key.keys(), json, digest_of)
+
+
+def _sorted(changes: list[Change]) -> list[Change]:
+    return sorted(changes, key=lambda c: (c.entity, c.op, c.id))
 
 
 def counts(changes: Iterable[Change]) -> ChangeCounts:

@@ -50,9 +50,9 @@ class Context:
     def building_on(cls, previous: Previous, settings: RunSettings) -> Context:
         """The context of a run that builds on ``previous``."""
         known = {
-            str(i["title_original"]): i.get("original_language")
+            i.title_original: i.original_language
             for i in previous.items.values()
-            if i.get("title_original")
+            if i.title_original
         }
         return cls(previous, settings, IdIndex.of(previous), known)
 

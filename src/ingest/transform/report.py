@@ -29,7 +29,7 @@ from ..records.output import (
     Totals,
 )
 from ..records.run import RunOutput
-from ..state.changes import change_set, counts
+from ..state.changes import changes_against, counts
 from ..state.previous import Previous, RunSettings
 from .identity import Ids
 from .records import Finished, TopicEntry, to_reject
@@ -203,7 +203,7 @@ def assemble(
     conflicts: list[Conflict] = [c for p in parts for c in p.conflicts]
     warnings.extend(w for p in parts for w in p.warnings)
     report = build_report(results, parts, items, topics, checks, rejects, conflicts, warnings)
-    changes = change_set(previous.items, previous.topics, items, topics, ids.merged)
+    changes = changes_against(previous, items, topics, ids.merged)
     had = previous.sequence > 0
     run = RunInfo(
         mode=settings.mode,

@@ -18,7 +18,7 @@ from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.engine import Connection
 
 from ...records.output import Change, Item, Topic
-from ...state.changes import diff
+from ...state.changes import Records, diff
 from . import readback
 from . import rows as r
 from . import tables as t
@@ -86,7 +86,7 @@ def _diff(
     need no content, changed ones are compared as the database and the folder hold them."""
     before = {k: {} for k in d.removed} | dict(old)
     after = {k: {} for k in d.added} | {k: json.loads(lines[k]) for k in old}
-    return diff(before, after, entity, merged)
+    return diff(Records.of(before), Records.of(after), entity, merged)
 
 
 @dataclass(slots=True)
