@@ -17,15 +17,17 @@ from msgspec import structs
 
 from conftest import SEEDS, run_subprocess
 from ingest.cli import main
-from ingest.records.output import Item, Source, Topic
+from ingest.records.output import Item, ItemEvidence, Source, Topic
+from ingest.records.serial import jsonl
 from ingest.state.changes import changes_against
 from ingest.state.earlier import EARLIER, digest, line_digest, read
-from ingest.state.previous import STATE, load
+from ingest.state.previous import MARKER, STATE, load
 from test_state import CLAUSE, ITEM, LIST, PAGE, REWORDED, crawl, entry, listing, snapshot
 
 T = TypeVar("T")
 EARLIER_FILE = f"{STATE}/{EARLIER}"
 OUTPUTS = ("items.jsonl", "topics.jsonl", "changes.jsonl", "rejects.jsonl", "report.html")
+# (and the whole state/earlier.msgpack: every item's facts and evidence, as the next run reads it)
 
 
 def run(dumps: Path, out: Path) -> None:
@@ -54,19 +56,30 @@ def day2(tmp_path: Path) -> Path:
 
 
 def outputs(out: Path) -> dict[str, bytes]:
-    return {name: (out / name).read_bytes() for name in OUTPUTS} | {
-        "evidence": (out / STATE / "evidence.jsonl").read_bytes()
-    }
+    return {name: (out / name).read_bytes() for name in OUTPUTS}
+
+
+def as_version_1(folder: Path) -> Path:
+    """The publish as state version 1 kept it: the keys each item is known by and the
+    publish that first had it in ``evidence.jsonl``, no ``earlier.msgpack``."""
+    evidence = [
+        ItemEvidence(e.id, e.since, [*e.facts.keys], [*e.facts.titles])
+        for e in read(folder / EARLIER_FILE).items
+    ]
+    (folder / STATE / "evidence.jsonl").write_bytes(b"".join(jsonl(evidence)))
+    (folder / EARLIER_FILE).unlink()
+    for name in (f"{STATE}/manifest.json", MARKER):
+        doc = msgspec.json.decode((folder / name).read_bytes())
+        (folder / name).write_bytes(msgspec.json.encode({**doc, "state_version": 1}))
+    return folder
 
 
 def test_a_run_on_the_state_equals_a_run_on_the_json(
     day1: Path, day2: Path, tmp_path: Path
 ) -> None:
-    """The same day 2 onto day 1, once with its earlier.msgpack, once without (as a publish
-    of an older ingest): the same records, ids, evidence and change set."""
-    from_json = tmp_path / "from-json"
-    shutil.copytree(day1, from_json)
-    (from_json / EARLIER_FILE).unlink()
+    """The same day 2 onto day 1, once with its earlier.msgpack, once as state version 1
+    kept it: the same records, ids, evidence and change set."""
+    from_json = as_version_1(Path(shutil.copytree(day1, tmp_path / "from-json")))
     run(day2, day1)
     run(day2, from_json)
     assert outputs(day1) == outputs(from_json)
@@ -83,9 +96,7 @@ def test_the_state_gives_what_the_json_gives(day1: Path, tmp_path: Path) -> None
     """Every earlier item's facts (what identity weighs), the publish that first had it,
     its original title and language, and its line, read both ways; only the JSON lacks
     digests."""
-    from_json = tmp_path / "from-json"
-    shutil.copytree(day1, from_json)
-    (from_json / EARLIER_FILE).unlink()
+    from_json = as_version_1(Path(shutil.copytree(day1, tmp_path / "from-json")))
     state, json = load(day1), load(from_json)
     assert list(state.items) == list(json.items) and len(state.items) == 48
     for item_id, item in state.items.items():
@@ -163,12 +174,34 @@ def test_records_edited_since_their_publish_are_read_as_json(tmp_path: Path) -> 
     }
 
 
-@pytest.mark.parametrize("damage", [b"not msgpack", b"\x92\x01"])
-def test_a_damaged_earlier_file_is_one_line_and_nothing_changes(day1: Path, damage: bytes) -> None:
-    (day1 / EARLIER_FILE).write_bytes(damage)
+@pytest.mark.parametrize("damage", [b"not msgpack", b"\x92\x01", None])
+def test_a_damaged_earlier_file_is_one_line_and_nothing_changes(
+    day1: Path, damage: bytes | None
+) -> None:
+    """Garbage, a file of the wrong shape, none at all (state version 2 has one)."""
+    if damage is None:
+        (day1 / EARLIER_FILE).unlink()
+    else:
+        (day1 / EARLIER_FILE).write_bytes(damage)
     before = snapshot(day1)
     proc = run_subprocess("run", str(SEEDS), "--out", str(day1))
     assert proc.returncode == 2, proc.stderr
     [line] = proc.stderr.splitlines()
     assert line.startswith("ingest: error: cannot read the previous publish") and EARLIER in line
     assert snapshot(day1) == before
+
+
+def test_records_edited_since_keep_what_the_state_remembers(day1: Path, tmp_path: Path) -> None:
+    """Read as JSON because an item was edited by hand, a publish still knows its items by
+    every key the state remembers (not only their own summaries')."""
+    edited = Path(shutil.copytree(day1, tmp_path / "edited"))
+    lines = (edited / "items.jsonl").read_bytes().splitlines(keepends=True)
+    doc = msgspec.json.decode(lines[0])
+    lines[0] = msgspec.json.encode({**doc, "rating": "手工"}) + b"\n"
+    (edited / "items.jsonl").write_bytes(b"".join(lines))
+    state, json = load(day1), load(edited)
+    assert json.json and not state.json  # read as JSON, and not
+    assert {k: (i.since, i.facts) for k, i in json.items.items()} == {
+        k: (i.since, i.facts) for k, i in state.items.items()
+    }
+    assert any(len(i.facts.keys) > 1 for i in json.items.values())

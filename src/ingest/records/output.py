@@ -227,7 +227,7 @@ class Decision(Out, frozen=True):
 
 
 class ItemEvidence(Out, frozen=True):
-    """One line of ``state/evidence.jsonl``: what later runs recognise an item by."""
+    """What later runs recognise an item by (kept in ``state/earlier.msgpack``)."""
 
     id: ItemId
     since: Annotated[

@@ -63,4 +63,4 @@ class RunOutput:
     rejects: list[Reject]
     report: Report
     changes: list[Change] = field(default_factory=list)
-    evidence: list[ItemEvidence] = field(default_factory=list)  # for state/evidence.jsonl
+    evidence: list[ItemEvidence] = field(default_factory=list)  # for state/earlier.msgpack

@@ -21,7 +21,6 @@ from .. import SCHEMA_VERSION
 from ..errors import PublishError, UsageError
 from ..extract.discover import StoredPage
 from ..records.run import Alongside, Content, RunOutput
-from ..records.serial import jsonl
 from .previous import STATE, STATE_VERSION, PageRef, Previous
 
 #: Reads the bytes of an input file by the name records give it (None: not an input).
@@ -85,7 +84,6 @@ def state_files(
         refs.append(PageRef(f.file, ref.sha256, ref.size, ref.pack, ref.offset, day))
     files: dict[str, Content] = {
         f"{STATE}/manifest.json": partial(_manifest, sequence, refs),
-        f"{STATE}/evidence.jsonl": partial(jsonl, run.evidence),
     }
     assert prev.folder is not None or not earlier
     links = {

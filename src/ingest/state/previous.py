@@ -5,13 +5,15 @@ ingest, schema and state versions) and ``state/``:
 
 - ``state/manifest.json`` — state version, the publish's sequence, and every page the
   publish was built from: file name, sha256, size, and where its bytes are kept;
-- ``state/evidence.jsonl`` — per item: the summary and original-title keys it is known
-  by and the publish that first had its id (:class:`~ingest.records.output.ItemEvidence`);
 - ``state/pages-N.pack`` — the raw bytes of those pages (content-addressed by sha256, so
   an unchanged page is stored once; packs of earlier publishes are carried over by hard
   link), for ``--merge``;
 - ``state/earlier.msgpack`` — the records as the next run needs them (:mod:`.earlier`):
-  what identity weighs, the languages decided, and a digest of each record.
+  what identity weighs (the summary and original-title keys each item is known by), the
+  publish that first had its id, the languages decided, and a digest of each record.
+
+State version 1 kept the keys and the first publishes in ``state/evidence.jsonl`` and had
+no ``earlier.msgpack``: it is read as the records' JSON and that file.
 
 A publish of schema 1.0 (no marker, no state) is read as items and topics only: ids and
 the change set work, ``--merge`` does not (it has no pages).
@@ -20,18 +22,16 @@ the change set work, ``--merge`` does not (it has no pages).
 from __future__ import annotations
 
 import datetime as dt
-import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 import msgspec
 from xxhash import xxh64_intdigest
 
 from .. import SCHEMA_VERSION
 from ..errors import UsageError
-from ..records.output import ItemEvidence, ItemId, Slug
+from ..records.output import ItemEvidence
 from .earlier import (
     EARLIER,
     ITEMS,
@@ -43,11 +43,15 @@ from .earlier import (
     facts,
     read,
 )
+from .published_files import checked, compared_lines, json_doc, jsonl_docs, read_bytes
 
 __all__ = ["MARKER", "STATE", "STATE_VERSION", "Previous", "RunSettings", "load"]
 
 MARKER = ".ingest"
-STATE_VERSION = 1
+#: The state this ingest writes, and those it reads (version 1 kept ``evidence.jsonl``, and
+#: no ``earlier.msgpack``).
+STATE_VERSION = 2
+READS = (1, 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,10 +98,10 @@ class Previous:
         name = ITEMS if entity == "item" else TOPICS
         assert self.folder is not None, "a record of no publish"
         if name not in self._lines:
-            self._lines[name] = _read_bytes(self.folder / name).splitlines()
+            self._lines[name] = read_bytes(self.folder / name).splitlines()
         field_name = "id" if entity == "item" else "slug"
         path = self.folder / name
-        doc = _checked(path, n + 1, self._lines[name][n], field_name)
+        doc = checked(path, n + 1, self._lines[name][n], field_name)
         if doc[field_name] != key:  # the digests of the files said they are the ones named
             raise UsageError(
                 f"cannot read the previous publish: {path}: line {n + 1} is not {key!r}"
@@ -133,7 +137,7 @@ def load(folder: Path) -> Previous:
     :mod:`.earlier`), else from the records' JSON."""
     if not (folder / "report.json").is_file():
         return Previous()
-    report = _json(folder / "report.json", _ReportHead)
+    report = json_doc(folder / "report.json", _ReportHead)
     version = str(report.get("schema_version", ""))
     if version_tuple(version)[:2] > version_tuple(SCHEMA_VERSION)[:2]:
         raise UsageError(
@@ -143,23 +147,30 @@ def load(folder: Path) -> Previous:
     prev = Previous(folder=folder)
     prev.sequence = int((report.get("run") or {}).get("sequence", 1))
     manifest_path = folder / STATE / "manifest.json"
-    if manifest_path.is_file():
-        _read_state(prev, folder, _json(manifest_path))
-    earlier = _earlier(folder) if prev.has_pages else None
-    if earlier is not None:
+    manifest = json_doc(manifest_path) if manifest_path.is_file() else None
+    state = 0 if manifest is None else _state_version(folder, manifest)
+    if manifest is not None:
+        _read_pages(prev, folder, manifest)
+    earlier = read(folder / STATE / EARLIER) if state >= 2 else None
+    if earlier is not None and _names_the_files(earlier, folder):
         prev.items = {e.id: e for e in earlier.items}
         prev.topics = {t.slug: t for t in earlier.topics}
     else:
-        _from_json(prev, folder)
+        _from_json(prev, folder, _evidence(folder, state, earlier))
     return prev
 
 
-def _read_state(prev: Previous, folder: Path, manifest: dict[str, Any]) -> None:
-    if manifest.get("state_version") != STATE_VERSION:
+def _state_version(folder: Path, manifest: dict[str, Any]) -> int:
+    version = manifest.get("state_version")
+    if version not in READS or not isinstance(version, int):
         raise UsageError(
-            f"{str(folder / STATE)!r} has state version {manifest.get('state_version')!r}; "
-            f"this ingest reads version {STATE_VERSION}: point --out at another folder"
+            f"{str(folder / STATE)!r} has state version {version!r}; this ingest reads "
+            f"versions {READS[0]} to {READS[-1]}: point --out at another folder"
         )
+    return version
+
+
+def _read_pages(prev: Previous, folder: Path, manifest: dict[str, Any]) -> None:
     try:
         prev.pages = [PageRef(**p) for p in manifest["pages"]]
     except (KeyError, TypeError, ValueError) as e:
@@ -167,29 +178,37 @@ def _read_state(prev: Previous, folder: Path, manifest: dict[str, Any]) -> None:
     prev.has_pages = True
 
 
-def _earlier(folder: Path) -> Earlier | None:
-    """The state's earlier records, if they name the records' files as they are now (an
-    older publish has none; files changed since are read as JSON)."""
-    path = folder / STATE / EARLIER
-    if not path.is_file():
-        return None
-    earlier = read(path)
-    files = (xxh64_intdigest(_read_bytes(folder / name)) for name in (ITEMS, TOPICS))
-    return earlier if tuple(files) == (earlier.items_file, earlier.topics_file) else None
+def _names_the_files(earlier: Earlier, folder: Path) -> bool:
+    """Are the records' files those the state was written with (not edited since)?"""
+    files = (xxh64_intdigest(read_bytes(folder / name)) for name in (ITEMS, TOPICS))
+    return tuple(files) == (earlier.items_file, earlier.topics_file)
 
 
-def _from_json(prev: Previous, folder: Path) -> None:
+def _evidence(folder: Path, state: int, earlier: Earlier | None) -> dict[str, ItemEvidence]:
+    """What a publish read from its JSON knows its items by: a state of version 1 keeps it
+    in ``evidence.jsonl``, one of version 2 in ``earlier.msgpack`` (the records are read
+    as JSON when their files changed since); a publish of schema 1.0 has none."""
+    if earlier is not None:
+        return {
+            e.id: ItemEvidence(
+                id=e.id, since=e.since, keys=[*e.facts.keys], titles=[*e.facts.titles]
+            )
+            for e in earlier.items
+        }
+    if state != 1:
+        return {}
+    try:
+        lines = jsonl_docs(folder / STATE / "evidence.jsonl", "id")
+        return {e.id: e for e in (msgspec.convert(d, ItemEvidence) for d in lines)}
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(f"{str(folder / STATE)!r} is damaged ({e}); cannot build on it") from e
+
+
+def _from_json(prev: Previous, folder: Path, evidence: dict[str, ItemEvidence]) -> None:
     """The earlier records from their JSON (no digests: each is compared field by field),
-    and what the next run needs of them from the state's evidence, if it has any."""
-    evidence: dict[str, ItemEvidence] = {}
-    if prev.has_pages:
-        try:
-            lines = _jsonl(folder / STATE / "evidence.jsonl", "id")
-            evidence = {e.id: e for e in (msgspec.convert(d, ItemEvidence) for d in lines)}
-        except (KeyError, TypeError, ValueError) as e:
-            raise UsageError(f"{str(folder / STATE)!r} is damaged ({e}); cannot build on it") from e
-    items = {str(d["id"]): d for d in _compared(folder / ITEMS, "id")}
-    topics = {str(d["slug"]): d for d in _compared(folder / TOPICS, "slug")}
+    and what the next run needs of them, with ``evidence``."""
+    items = {str(d["id"]): d for d in compared_lines(folder / ITEMS, "id")}
+    topics = {str(d["slug"]): d for d in compared_lines(folder / TOPICS, "slug")}
     prev.json = {"item": items, "topic": topics}
     for n, (item_id, doc) in enumerate(sorted(items.items())):
         prev.items[item_id] = _earlier_item(item_id, doc, evidence.get(item_id), prev, n)
@@ -224,62 +243,3 @@ class _ReportHead(msgspec.Struct):
 
     schema_version: Any = ""
     run: Any = None
-
-
-def _json(path: Path, head: type[msgspec.Struct] | None = None) -> dict[str, Any]:
-    """A JSON object (msgspec reads one four times faster than the json module); only the
-    fields of ``head``, when given."""
-    try:
-        data = path.read_bytes()
-        doc: Any = msgspec.json.decode(data, type=head) if head else msgspec.json.decode(data)
-    except (OSError, msgspec.DecodeError) as e:
-        raise UsageError(f"cannot read the previous publish: {str(path)!r}: {e}") from e
-    if head is not None:
-        return msgspec.structs.asdict(doc)
-    if not isinstance(doc, dict):
-        raise UsageError(f"cannot read the previous publish: {str(path)!r} is not an object")
-    return doc
-
-
-def _compared(path: Path, key: str) -> Iterator[dict[str, Any]]:
-    """Earlier records as the change set compares them: without their sources, which make
-    no change (see state.changes) and are nine in ten of an item's values; each is let go
-    as its line is read (at 100 MB they held the re-run's driver 200 MB higher)."""
-    for doc in _jsonl(path, key):
-        doc.pop("sources", None)
-        yield doc
-
-
-def _jsonl(path: Path, key: str) -> Iterator[dict[str, Any]]:
-    for n, line in enumerate(_read_bytes(path).splitlines(), 1):
-        yield _checked(path, n, line, key)
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as e:
-        raise UsageError(f"cannot read the previous publish: {str(path)!r}: {e}") from e
-
-
-def _checked(path: Path, n: int, line: bytes, key: str) -> dict[str, Any]:
-    """Line ``n`` of a JSON Lines file of the publish: an object with its ``key``."""
-    try:
-        doc = msgspec.json.decode(line)
-    except msgspec.DecodeError as e:
-        raise UsageError(f"cannot read the previous publish: {path}: line {n}: {e}") from e
-    if not isinstance(doc, dict) or not isinstance(doc.get(key), str):
-        raise UsageError(f"cannot read the previous publish: {path}: line {n}: no {key!r}")
-    if not _KEYS[key].fullmatch(doc[key]):  # whole: the contract's "$" lets a "\n" end it
-        raise UsageError(
-            f"cannot read the previous publish: {path}: line {n}: {key} {doc[key]!r} is "
-            "not one ingest writes"
-        )
-    return doc
-
-
-#: What an id and a slug are (the contract's patterns), matched whole.
-_KEYS = {
-    "id": re.compile(get_args(ItemId)[1].pattern),
-    "slug": re.compile(get_args(Slug)[1].pattern),
-}
