@@ -92,8 +92,8 @@ def changes_against(
     op, id). A record whose digest is its earlier one's is not compared: on a daily run,
     nearly all."""
     return _sorted(
-        diff(_earlier(previous, "item"), _records(items, digests=True), "item", merged)
-        + diff(_earlier(previous, "topic"), _records(topics, digests=True), "topic")
+        diff(_earlier(previous, "item"), _records(items), "item", merged)
+        + diff(_earlier(previous, "topic"), _records(topics), "topic")
     )
 
 
@@ -102,19 +102,16 @@ def _earlier(previous: Previous, entity: Entity) -> Records:
     return Records(found.keys(), partial(previous.compared, entity), lambda k: found[k].digest)
 
 
-def _records(records: Iterable[Item | Topic], digests: bool = False) -> Records:
+def _records(records: Iterable[Item | Topic]) -> Records:
     """New records, each dumped as JSON only when it is compared with an earlier one, but
     its sources (which make no change: nine in ten of an item's values); its digest taken
-    only when the earlier one has a digest to compare it with."""
+    only when the earlier one has a digest to compare it with (see :func:`diff`)."""
     by_key = {r.id if isinstance(r, Item) else r.slug: r for r in records}
 
     def json(key: str) -> Mapping[str, Any]:
         return cast(Mapping[str, Any], to_builtins(structs.replace(by_key[key], sources=[])))
 
-    def digest_of(key: str) -> int | None:
-        return digest(by_key[key]) if digests else None
-
-    return Records(by_key.keys(), json, digest_of)
+    return Records(by_key.keys(), json, lambda key: digest(by_key[key]))
 
 
 def _sorted(changes: list[Change]) -> list[Change]:
