@@ -46,6 +46,7 @@ from .functions import (
     identity_claims,
     language,
     listing_titles,
+    minted_to_published,
     near,
     order_pairs,
     output,
@@ -133,6 +134,7 @@ STEPS: tuple[Step, ...] = (
         gather=published_ids,
         needs=("index",),
     ),
+    Step("published ids", "driver", "", "published", minted_to_published, needs=("ids",)),
     Step("related", "map", "resolved", "related", related, gather=as_dict),
     Step(
         "records",
@@ -141,7 +143,7 @@ STEPS: tuple[Step, ...] = (
         "parts",
         records,
         gather=parts,
-        needs=("ids", "related", "langs", "settings"),
+        needs=("published", "related", "langs", "settings"),
     ),
     Step(
         "assemble",

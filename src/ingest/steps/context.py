@@ -32,6 +32,7 @@ class Context:
     order: list[Edge] = field(default_factory=list)
     components: Components = field(default_factory=Components)
     ids: Ids = field(default_factory=Ids)
+    published: dict[str, str] = field(default_factory=dict)  # minted id → published id
     related: dict[Lid, str] = field(default_factory=dict)
     langs: dict[str, str | None] = field(default_factory=dict)
     parts: list[Finished] = field(default_factory=list)

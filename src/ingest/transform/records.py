@@ -29,7 +29,6 @@ from ..records.output import (
     Source,
 )
 from ..records.vocab import Format, kind_of
-from .identity import Ids
 from .merge import Component, Join, Resolved
 
 Lid = tuple[str, int]
@@ -81,15 +80,16 @@ def _from_msgpack(data: bytes) -> Finished:
 
 def finish(
     comp: Component,
-    ids: Ids,
+    ids: Mapping[str, str],
     id_of: Mapping[Lid, str],
     langs: Mapping[str, str | None] | None = None,
     crawled: dt.date | None = None,
 ) -> Finished:
     """Build the output records of one resolved component.
 
-    ``ids`` gives the published id of each minted one, ``id_of`` the (minted) id of every
-    related-reading listing, ``langs`` the languages already known of original titles.
+    ``ids`` gives the published id of each minted one (one it lacks is its own), ``id_of``
+    the (minted) id of every related-reading listing, ``langs`` the languages already known
+    of original titles.
     """
     out = Finished(near_merges=comp.near_merges, order_joins=comp.order_joins)
     out.warnings.extend(comp.warnings)
@@ -124,7 +124,7 @@ def to_reject(rj: PageReject) -> Reject:
 
 def _item(
     r: Resolved,
-    ids: Ids,
+    ids: Mapping[str, str],
     id_of: Mapping[Lid, str],
     langs: Mapping[str, str | None],
     crawled: dt.date | None,
@@ -132,11 +132,11 @@ def _item(
 ) -> Item:
     f = r.fields
     title = f["title_original"]
-    item_id = ids.of(r.id)
+    item_id = ids.get(r.id, r.id)
     if any(kind_of(label) == "other" for label in {x.kind_label for x in r.members} if label):
         warnings.append(f"item {item_id}: UNKNOWN_KIND: label {f['kind_label']!r}")
     estimate = _estimate(item_id, f["published_ago"], _crawled(r, crawled), warnings)
-    related = [ids.of(id_of[lid]) for lid in r.related if lid in id_of]
+    related = [ids.get(m, m) for m in (id_of[lid] for lid in r.related if lid in id_of)]
     sources = [_source(p) for p in sorted((x.prov for x in r.members), key=_source_order)]
     return Item(  # checked against the contract where it is written (records.serial)
         id=item_id,
