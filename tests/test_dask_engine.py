@@ -275,6 +275,36 @@ def test_a_local_cluster_ends_with_its_run() -> None:
     assert [(threads, children) for _, threads, children in runs] == [("1", "0")] * 2
 
 
+_WORKER_LOST = """
+import gc, os, signal, time
+from ingest.engines.cluster import client_for
+from ingest.engines.dask import _no_collections
+with client_for(None, 2) as client:
+    try:
+        before = client.run(gc.get_threshold)
+        lost, kept = sorted(before)
+        try:
+            with _no_collections(client):
+                client.run(lambda: os.kill(os.getpid(), signal.SIGKILL), workers=[lost])
+        except Exception as e:
+            print("raised", type(e).__name__)
+        print(client.run(gc.get_threshold, workers=[kept]) == {kept: before[kept]})
+    finally:
+        client.cluster.close()
+"""
+
+
+def test_a_run_that_loses_a_worker_ends() -> None:
+    """A worker killed in a run (out of memory, Ctrl-C): the run's end gives the garbage
+    thresholds back to the workers still there, and does not wait for ever on the one that
+    is gone."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _WORKER_LOST], capture_output=True, text=True, timeout=20
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:2] == ["raised CommClosedError", "True"], proc.stdout
+
+
 def test_a_local_cluster_whose_client_fails_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
     """No client, no one to close the cluster: client_for closes it before raising."""
     import dask.distributed
