@@ -46,44 +46,6 @@ def _on_term(signum: int, frame: object) -> None:
     raise _Terminated
 
 
-#: The signals that stop a run, and the mask of the thread forking while a run lasts.
-_STOPPING = {signal.SIGINT, signal.SIGTERM}
-_FORKING = threading.local()
-
-
-def _before_fork() -> None:
-    """While a run lasts, a thread that forks (the IO thread of a local Dask cluster starting
-    its workers) holds Ctrl-C and SIGTERM until the child has its own handlers: one landing
-    in between stopped the child half made, and with it the cluster's start."""
-    if signal.getsignal(signal.SIGTERM) is _on_term:
-        _FORKING.mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
-
-
-def _after_fork_in_parent() -> None:
-    mask = _FORKING.__dict__.pop("mask", None)
-    if mask is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-
-
-def _after_fork_in_child() -> None:
-    """In a process forked from a run (a worker of its local Dask cluster): SIGTERM ends it
-    as it ends any process, and Ctrl-C is the run's alone to handle (it stops its children;
-    each stopping on its own printed its traceback). The run's handler unwinds the run, in
-    the run's process alone."""
-    mask = _FORKING.__dict__.pop("mask", None)
-    if mask is not None:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-
-
-os.register_at_fork(
-    before=_before_fork,
-    after_in_parent=_after_fork_in_parent,
-    after_in_child=_after_fork_in_child,
-)
-
-
 def entry() -> NoReturn:
     """``ingest`` as a process (the installed command, ``python -m ingest``): :func:`main`,
     then the process ends at once. A run's records (millions of objects), its memos and the

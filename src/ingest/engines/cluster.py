@@ -4,10 +4,13 @@ ends with the run (Needs the optional extra: ``pip install 'ingest[dask]'``)."""
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from ..errors import UsageError
@@ -35,9 +38,70 @@ def worker_start_method() -> str:
     100 MB run 9.3-9.5 s against 8.1-9.0 s, median 8.2, four alternated runs each).
     Spawned elsewhere (macOS's system libraries are not safe to fork with threads
     running). A forked worker keeps neither the run's SIGTERM handler nor Ctrl-C (see
-    ``cli``: the run stops its workers)."""
+    :func:`_after_fork_in_child`)."""
     linux = sys.platform.startswith("linux")
     return "fork" if linux and "fork" in multiprocessing.get_all_start_methods() else "spawn"
+
+
+def _start_method() -> dict[str, object]:
+    return {"distributed.worker.multiprocessing-method": worker_start_method()}
+
+
+#: Local clusters alive in this process, whose threads fork workers (see _before_fork).
+_LIVE: list[None] = []
+_STOPPING = {signal.SIGINT, signal.SIGTERM}
+_FORKING = threading.local()  # the mask of a thread that forks a worker, until it is back
+
+
+def _before_fork() -> None:
+    """While a local cluster lives, a thread of Dask's that forks (a worker, started or
+    restarted by its nanny) holds Ctrl-C and SIGTERM until the child has its own handlers:
+    one landing in between stopped the child half made, and the cluster's start with it.
+    The process's main thread, which gets them meanwhile, is left as it is: a signal held
+    across its own fork would surface in these hooks, where Python drops what it raises."""
+    if _LIVE and threading.current_thread() is not threading.main_thread():
+        _FORKING.mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+
+
+def _after_fork_in_parent() -> None:
+    mask = _FORKING.__dict__.pop("mask", None)
+    if mask is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def _after_fork_in_child() -> None:
+    """In a worker forked by a local cluster: SIGTERM ends it as it ends any process (the
+    run's handler unwinds the run, in the run's process alone), and Ctrl-C is the run's to
+    handle (it closes the cluster; each worker stopping on its own printed its traceback)."""
+    mask = _FORKING.__dict__.pop("mask", None)
+    if mask is not None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+os.register_at_fork(
+    before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child
+)
+
+
+@contextmanager
+def _local_workers() -> Iterator[None]:
+    """A local cluster's life: its workers, and those its nannies restart, forked as
+    :func:`worker_start_method` says (set only while the cluster was made, a worker
+    restarted later was spawned, and a cluster stopped while it started mixed the two)."""
+    try:
+        import dask
+        import distributed  # noqa: F401 - its settings are defaults only once imported
+    except ImportError:  # client_for says what is missing
+        yield
+        return
+    with dask.config.set(_start_method()):
+        _LIVE.append(None)
+        try:
+            yield
+        finally:
+            _LIVE.pop()
 
 
 def client_for(scheduler: str | None, workers: int) -> Any:
@@ -55,8 +119,7 @@ def client_for(scheduler: str | None, workers: int) -> Any:
             return Client(scheduler, timeout="10s")
         except OSError as e:
             raise UsageError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from e
-    start = {"distributed.worker.multiprocessing-method": worker_start_method()}
-    with dask.config.set({**LOCAL_CLUSTER, **start}):
+    with dask.config.set({**LOCAL_CLUSTER, **_start_method()}):
         cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
         )
@@ -72,14 +135,15 @@ def connected(scheduler: str | None, workers: int) -> Iterator[Any]:
     """A client for the run; a local cluster it started ends with it (its worker processes,
     and the threads that watch them, would otherwise last until the driver exits: the
     publish that follows could not fork the page's child, and wrote it in turn)."""
-    client = client_for(scheduler, workers)
-    try:
-        with client:
-            yield client
-    finally:
-        if scheduler is None and client.cluster is not None:
-            client.cluster.close()
-            _release_offload_thread()
+    with nullcontext() if scheduler else _local_workers():
+        client = client_for(scheduler, workers)
+        try:
+            with client:
+                yield client
+        finally:
+            if scheduler is None and client.cluster is not None:
+                client.cluster.close()
+                _release_offload_thread()
 
 
 def _release_offload_thread() -> None:
