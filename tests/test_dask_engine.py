@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -306,20 +309,17 @@ def test_local_workers_are_forked_and_die_of_sigterm_as_any_process() -> None:
 
 _WORKER_LOST = """
 import gc, os, signal, time
-from ingest.engines.cluster import client_for
+from ingest.engines.cluster import connected
 from ingest.engines.dask import _no_collections
-with client_for(None, 2) as client:
+with connected(None, 2) as client:
+    before = client.run(gc.get_threshold)
+    lost, kept = sorted(before)
     try:
-        before = client.run(gc.get_threshold)
-        lost, kept = sorted(before)
-        try:
-            with _no_collections(client, restore=True):
-                client.run(lambda: os.kill(os.getpid(), signal.SIGKILL), workers=[lost])
-        except Exception as e:
-            print("raised", type(e).__name__)
-        print(client.run(gc.get_threshold, workers=[kept]) == {kept: before[kept]})
-    finally:
-        client.cluster.close()
+        with _no_collections(client, restore=True):
+            client.run(lambda: os.kill(os.getpid(), signal.SIGKILL), workers=[lost])
+    except Exception as e:
+        print("raised", type(e).__name__)
+    print(client.run(gc.get_threshold, workers=[kept]) == {kept: before[kept]})
 """
 
 
@@ -350,10 +350,6 @@ def test_ctrl_c_stops_a_dask_run_cleanly(tmp_path: Path, corpus: Path) -> None:
     """Ctrl-C (SIGINT to the terminal's process group: the run and its local cluster's
     workers) while the workers run: the run says it was interrupted and exits 130, at once,
     with no worker's traceback, and publishes nothing."""
-    import os
-    import signal
-    import time
-
     out = tmp_path / "out"
     run = ["run", str(corpus), "--out", str(out), "--engine", "dask", "--jobs", "2", "--quiet"]
     proc = subprocess.Popen(

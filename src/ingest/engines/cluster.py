@@ -25,7 +25,7 @@ from ..errors import UsageError
 #: as well 13.4-15.8 s, 5-6 times, all in the shuffles, where it must. A scheduler
 #: of your own takes them from ``DASK_DISTRIBUTED__SCHEDULER__WORK_STEALING=False`` and
 #: ``DASK_DISTRIBUTED__SCHEDULER__BANDWIDTH=1000000``.
-LOCAL_CLUSTER: dict[str, object] = {
+LOCAL_CLUSTER = {
     "distributed.scheduler.work-stealing": False,
     "distributed.scheduler.bandwidth": 1_000_000,
 }
@@ -41,10 +41,6 @@ def worker_start_method() -> str:
     :func:`_after_fork_in_child`)."""
     linux = sys.platform.startswith("linux")
     return "fork" if linux and "fork" in multiprocessing.get_all_start_methods() else "spawn"
-
-
-def _start_method() -> dict[str, object]:
-    return {"distributed.worker.multiprocessing-method": worker_start_method()}
 
 
 #: Local clusters alive in this process, whose threads fork workers (see _before_fork).
@@ -96,7 +92,7 @@ def _local_workers() -> Iterator[None]:
     except ImportError:  # client_for says what is missing
         yield
         return
-    with dask.config.set(_start_method()):
+    with dask.config.set({"distributed.worker.multiprocessing-method": worker_start_method()}):
         _LIVE.append(None)
         try:
             yield
@@ -119,7 +115,7 @@ def client_for(scheduler: str | None, workers: int) -> Any:
             return Client(scheduler, timeout="10s")
         except OSError as e:
             raise UsageError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from e
-    with dask.config.set({**LOCAL_CLUSTER, **_start_method()}):
+    with dask.config.set(LOCAL_CLUSTER):
         cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
         )

@@ -240,10 +240,10 @@ def _no_collections(client: Any, restore: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        alive = set(client.scheduler_info().get("workers", {})) if restore else set()
-        for address, thresholds in old.items():
-            if address in alive:
-                client.run(set_gc_threshold, thresholds, workers=[address], on_error="ignore")
+        if restore:
+            alive = set(client.scheduler_info().get("workers", {}))
+            for address in alive & set(old):
+                client.run(set_gc_threshold, old[address], workers=[address], on_error="ignore")
 
 
 register_sizes()  # here, and in each worker: it imports this module for the step functions

@@ -130,9 +130,6 @@ class Ids:
     decisions: list[Decision] = field(default_factory=list)
     evidence: list[ItemEvidence] = field(default_factory=list)
 
-    def of(self, minted: str) -> str:
-        return self.final.get(minted, minted)
-
 
 Candidate = tuple[int, float, str, str]  # (tier, score, claim's minted id, earlier id)
 
