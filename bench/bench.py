@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 SPLIT = re.compile(r"\s(?=[0-9]+\. \[)")
@@ -112,9 +112,20 @@ def _pss_kb(pid: int) -> int:
     return 0
 
 
-def timed(cmd: list[str], tree: bool = False) -> tuple[float, int, str, int | None]:
-    """Run a child; return wall seconds, its (or its largest descendant's) peak RSS in MB,
-    its stdout, and with ``tree`` the peak PSS of its process tree in MB."""
+class Timed(NamedTuple):
+    """What :func:`timed` measured of a child (its waited-for descendants included)."""
+
+    wall: float  # seconds
+    rss: int  # MB: the peak RSS of the child or of its largest descendant
+    out: str  # its stdout
+    tree: int | None  # MB: the peak PSS of its process tree, when asked
+    user: float  # CPU seconds in the program's own code
+    sys: float  # CPU seconds in the kernel on its behalf (page faults among them)
+    faults: int  # minor page faults: first touches of memory and copies on write
+
+
+def timed(cmd: list[str], tree: bool = False) -> Timed:
+    """Run a child and measure it (see :class:`Timed`)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     memory = TreeMemory(proc.pid) if tree else None
@@ -126,7 +137,15 @@ def timed(cmd: list[str], tree: bool = False) -> tuple[float, int, str, int | No
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         raise SystemExit(f"bench: {' '.join(cmd)} exited {code}: {err.strip()[-500:]}")
-    return wall, usage.ru_maxrss // 1024, out, peak_tree
+    return Timed(
+        wall,
+        usage.ru_maxrss // 1024,
+        out,
+        peak_tree,
+        usage.ru_utime,
+        usage.ru_stime,
+        usage.ru_minflt,
+    )
 
 
 def corpus_for(size: str, seed: int) -> Path:
@@ -158,12 +177,10 @@ def bench_one(size: str, seed: int, jobs: int, engine: list[str], opts: Any) -> 
     work = HERE / "out" / size
     work.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(work / "ingest", ignore_errors=True)  # a cold run: no earlier publish
-    fa, rss_a, out_a, _ = timed(
-        [sys.executable, __file__, "--floor", str(dumps), str(work / "floor.jsonl")]
-    )
+    a = timed([sys.executable, __file__, "--floor", str(dumps), str(work / "floor.jsonl")])
     ingest = [sys.executable, "-m", "ingest", "run", str(dumps), "--out", str(work / "ingest")]
     ingest += ["--jobs", str(jobs), "--quiet", *engine]
-    fb, rss_b, _, tree_b = timed(ingest, opts.tree)
+    b = timed(ingest, opts.tree)
     report = json.loads((work / "ingest" / "report.json").read_text(encoding="utf-8"))
     totals = report["totals"]
     check = {k: (totals[k], expected[k]) for k in ("listings", "items", "topics")}
@@ -172,25 +189,42 @@ def bench_one(size: str, seed: int, jobs: int, engine: list[str], opts: Any) -> 
         f"{sum(expected['files'].values())} files; ingest --jobs {jobs} {' '.join(engine)}"
     )
     print(
-        f"floor  (a): {fa:7.2f} s  {mb / fa:7.1f} MB/s  peak RSS {rss_a:5d} MB  "
-        f"({out_a.strip()} listings cut)"
+        f"floor  (a): {a.wall:7.2f} s  {mb / a.wall:7.1f} MB/s  peak RSS {a.rss:5d} MB  "
+        f"({a.out.strip()} listings cut)"
     )
     print(
-        f"ingest (b): {fb:7.2f} s  {mb / fb:7.1f} MB/s  peak RSS {rss_b:5d} MB  "
-        f"{totals['listings'] / fb:9.0f} listings/s{_tree_text(tree_b)}"
+        f"ingest (b): {b.wall:7.2f} s  {mb / b.wall:7.1f} MB/s  peak RSS {b.rss:5d} MB  "
+        f"{totals['listings'] / b.wall:9.0f} listings/s{_tree_text(b.tree)}"
     )
-    print(f"ratio b/a : {fb / fa:7.2f}")
+    print(f"ratio b/a : {b.wall / a.wall:7.2f}")
+    for name, t in (("floor  (a)", a), ("ingest (b)", b)):
+        print(f"cpu {name}: {_cpu_text(t)}")
     print(f"ingest timing (report.json): {report['timing']}")
     if opts.rerun:
-        fc, rss_c, _, tree_c = timed(ingest, opts.tree)  # onto the publish (b) left
+        c = timed(ingest, opts.tree)  # onto the publish (b) left
         print(
-            f"rerun  (c): {fc:7.2f} s  onto (b)'s publish  peak RSS {rss_c:5d} MB"
-            + _tree_text(tree_c)
+            f"rerun  (c): {c.wall:7.2f} s  onto (b)'s publish  peak RSS {c.rss:5d} MB"
+            + _tree_text(c.tree)
         )
     for k, (got, want) in check.items():
         status = "ok" if got == want else "MISMATCH"
         print(f"check {k:9s}: ingest {got:8d}  expected {want:8d}  {status}")
-    return {"MB": mb, "ingest_s": fb, "counts_ok": float(all(g == w for g, w in check.values()))}
+    return {
+        "MB": mb,
+        "ingest_s": b.wall,
+        "counts_ok": float(all(g == w for g, w in check.values())),
+    }
+
+
+def _cpu_text(t: Timed) -> str:
+    """Where a child's time went: its code, the kernel (page faults: a first touch of memory
+    or a copy on write costs microseconds on a virtual machine), and how many cores it kept
+    busy on average."""
+    busy = (t.user + t.sys) / t.wall if t.wall else 0.0
+    return (
+        f"user {t.user:6.2f} s + sys {t.sys:5.2f} s = {busy:4.2f} cores busy;  "
+        f"{t.faults / 1000:6.0f}k page faults"
+    )
 
 
 def _tree_text(peak: int | None) -> str:
