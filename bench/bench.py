@@ -9,6 +9,7 @@ are measured the same way. ingest's counts are checked against the corpus's expe
     python bench/bench.py --sizes 25MB,50MB,100MB --jobs 2 # and the growth t(2n)/t(n)
     python bench/bench.py --size 100MB --tree --rerun      # memory of the process tree, and
                                                            # the daily run onto its publish
+    python bench/bench.py --sizes 25MB,50MB,100MB --repeat 3   # medians of three rounds
 
 Corpora are generated (deterministically) under bench/corpus/ unless they exist.
 """
@@ -169,51 +170,97 @@ def corpus_for(size: str, seed: int) -> Path:
     return folder
 
 
-def bench_one(size: str, seed: int, jobs: int, engine: list[str], opts: Any) -> dict[str, float]:
+class Corpus(NamedTuple):
+    """A generated corpus and where its runs write."""
+
+    size: str
+    seed: int
+    dumps: Path
+    expected: dict[str, Any]
+    work: Path
+
+    @property
+    def mb(self) -> float:
+        return float(self.expected["bytes"]) / 1e6
+
+
+def corpus(size: str, seed: int) -> Corpus:
     folder = corpus_for(size, seed)
-    dumps = folder / "dumps"
     expected = json.loads((folder / "expected.json").read_text(encoding="utf-8"))
-    mb = expected["bytes"] / 1e6
     work = HERE / "out" / size
     work.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(work / "ingest", ignore_errors=True)  # a cold run: no earlier publish
-    a = timed([sys.executable, __file__, "--floor", str(dumps), str(work / "floor.jsonl")])
-    ingest = [sys.executable, "-m", "ingest", "run", str(dumps), "--out", str(work / "ingest")]
-    ingest += ["--jobs", str(jobs), "--quiet", *engine]
-    b = timed(ingest, opts.tree)
-    report = json.loads((work / "ingest" / "report.json").read_text(encoding="utf-8"))
+    return Corpus(size, seed, folder / "dumps", expected, work)
+
+
+def ingest_cmd(c: Corpus, jobs: int, engine: list[str]) -> list[str]:
+    cmd = [sys.executable, "-m", "ingest", "run", str(c.dumps), "--out", str(c.work / "ingest")]
+    return [*cmd, "--jobs", str(jobs), "--quiet", *engine]
+
+
+def one_round(c: Corpus, jobs: int, engine: list[str], tree: bool) -> tuple[Timed, Timed]:
+    """The floor (a), then a cold ``ingest run`` (b: no earlier publish)."""
+    shutil.rmtree(c.work / "ingest", ignore_errors=True)
+    a = timed([sys.executable, __file__, "--floor", str(c.dumps), str(c.work / "floor.jsonl")])
+    return a, timed(ingest_cmd(c, jobs, engine), tree)
+
+
+def median_run(runs: list[Timed]) -> Timed:
+    """The run of median wall time (of an even number, the faster of the middle two)."""
+    return sorted(runs, key=lambda t: t.wall)[(len(runs) - 1) // 2]
+
+
+def show(
+    c: Corpus, rounds: list[tuple[Timed, Timed]], jobs: int, engine: list[str], opts: Any
+) -> dict[str, float]:
+    """Print a corpus's figures (of several rounds: each median, and the range) and check
+    the last run's counts against the corpus's."""
+    a, b = median_run([r[0] for r in rounds]), median_run([r[1] for r in rounds])
+    report = json.loads((c.work / "ingest" / "report.json").read_text(encoding="utf-8"))
     totals = report["totals"]
-    check = {k: (totals[k], expected[k]) for k in ("listings", "items", "topics")}
+    check = {k: (totals[k], c.expected[k]) for k in ("listings", "items", "topics")}
+    head = f"ingest --jobs {jobs} {' '.join(engine)}".rstrip()
+    if len(rounds) > 1:
+        head += f"; the median of {len(rounds)} rounds"
     print(
-        f"\n== {size} corpus (seed {seed}): {mb:.1f} MB, {expected['listings']} listings, "
-        f"{sum(expected['files'].values())} files; ingest --jobs {jobs} {' '.join(engine)}"
+        f"\n== {c.size} corpus (seed {c.seed}): {c.mb:.1f} MB, {c.expected['listings']} "
+        f"listings, {sum(c.expected['files'].values())} files; {head}"
     )
     print(
-        f"floor  (a): {a.wall:7.2f} s  {mb / a.wall:7.1f} MB/s  peak RSS {a.rss:5d} MB  "
-        f"({a.out.strip()} listings cut)"
+        f"floor  (a): {a.wall:7.2f} s  {c.mb / a.wall:7.1f} MB/s  peak RSS {a.rss:5d} MB  "
+        f"({a.out.strip()} listings cut){_range_text([r[0] for r in rounds])}"
     )
     print(
-        f"ingest (b): {b.wall:7.2f} s  {mb / b.wall:7.1f} MB/s  peak RSS {b.rss:5d} MB  "
+        f"ingest (b): {b.wall:7.2f} s  {c.mb / b.wall:7.1f} MB/s  peak RSS {b.rss:5d} MB  "
         f"{totals['listings'] / b.wall:9.0f} listings/s{_tree_text(b.tree)}"
+        f"{_range_text([r[1] for r in rounds])}"
     )
-    print(f"ratio b/a : {b.wall / a.wall:7.2f}")
+    ratios = sorted(r[1].wall / r[0].wall for r in rounds)
+    spread = f"  (each round: {ratios[0]:.2f}-{ratios[-1]:.2f})" if len(rounds) > 1 else ""
+    print(f"ratio b/a : {b.wall / a.wall:7.2f}{spread}")
     for name, t in (("floor  (a)", a), ("ingest (b)", b)):
         print(f"cpu {name}: {_cpu_text(t)}")
-    print(f"ingest timing (report.json): {report['timing']}")
+    print(f"ingest timing (report.json of the last run): {report['timing']}")
     if opts.rerun:
-        c = timed(ingest, opts.tree)  # onto the publish (b) left
+        r = timed(ingest_cmd(c, jobs, engine), opts.tree)  # onto the publish (b) left
         print(
-            f"rerun  (c): {c.wall:7.2f} s  onto (b)'s publish  peak RSS {c.rss:5d} MB"
-            + _tree_text(c.tree)
+            f"rerun  (c): {r.wall:7.2f} s  onto (b)'s publish  peak RSS {r.rss:5d} MB"
+            + _tree_text(r.tree)
         )
     for k, (got, want) in check.items():
         status = "ok" if got == want else "MISMATCH"
         print(f"check {k:9s}: ingest {got:8d}  expected {want:8d}  {status}")
     return {
-        "MB": mb,
+        "MB": c.mb,
         "ingest_s": b.wall,
         "counts_ok": float(all(g == w for g, w in check.values())),
     }
+
+
+def _range_text(runs: list[Timed]) -> str:
+    if len(runs) < 2:
+        return ""
+    walls = sorted(t.wall for t in runs)
+    return f"  (range {walls[0]:.2f}-{walls[-1]:.2f} s)"
 
 
 def _cpu_text(t: Timed) -> str:
@@ -247,6 +294,14 @@ def main(argv: list[str] | None = None) -> int:
         "read from /proc every 50 ms (Linux; costs the run a little)",
     )
     p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N rounds, each running every size (floor, then ingest) in turn, and the "
+        "median of each figure: a machine whose speed drifts drifts for every size alike",
+    )
+    p.add_argument(
         "--rerun",
         action="store_true",
         help="then ingest again onto its own publish (the daily run)",
@@ -258,7 +313,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     engine = [] if args.engine == "local" else ["--engine", args.engine]
     sizes = args.sizes.split(",") if args.sizes else [args.size]
-    rows = [bench_one(s, args.seed, args.jobs, engine, args) for s in sizes]
+    corpora = [corpus(s, args.seed) for s in sizes]
+    rounds: list[list[tuple[Timed, Timed]]] = [[] for _ in corpora]
+    for _ in range(max(1, args.repeat)):
+        for c, done in zip(corpora, rounds, strict=True):
+            done.append(one_round(c, args.jobs, engine, args.tree))
+    rows = [show(c, r, args.jobs, engine, args) for c, r in zip(corpora, rounds, strict=True)]
     if len(rows) > 1:
         print(
             "\ngrowth: "

@@ -44,3 +44,12 @@ def test_the_cpu_figures_count_the_forked_childs_page_faults_too() -> None:
     assert t.faults >= 30_720 + 15_360
     assert t.user > 0 and t.sys > 0
     assert "page faults" in _bench()._cpu_text(t) and "cores busy" in _bench()._cpu_text(t)
+
+
+def test_the_median_run_of_several_rounds_is_the_middle_one_by_wall_time() -> None:
+    """``--repeat``: one slow or fast round (a machine whose speed swings) moves no figure."""
+    bench = _bench()
+    runs = [bench.Timed(w, 0, "", None, 0.0, 0.0, 0) for w in (9.0, 5.0, 6.0, 30.0, 5.5)]
+    assert bench.median_run(runs).wall == 6.0
+    assert bench.median_run(runs[:4]).wall == 6.0  # of the middle two, the faster
+    assert bench.median_run(runs[:1]).wall == 9.0
