@@ -8,7 +8,7 @@ a page has room for them (format drift); and a way language identification does 
 shapes that give the most candidate pairs (band buckets just under the cap) or none (one
 template: every bucket over it). Each input goes through
 the real per-file map (decode, detect, parse), then the language of each distinct original
-title is judged (cache emptied first); the median of 5 runs.
+title is judged (cache emptied first); the median of 5 rounds, each of every size.
 
     python bench/adversarial.py                  # 1, 2, 4 MB
     python bench/adversarial.py --sizes 1,2,4,8  # MB
@@ -191,18 +191,26 @@ def parse_and_judge(data: bytes) -> None:
         language_of(title)
 
 
-def median_time(run: Callable[[], None]) -> float:
-    """Median of 5 runs, with garbage collection as ``ingest run`` sets it, each run as
-    cold as a new process: the texts a run remembers (cleaned fields, match keys, links)
-    would make a small input's second run cheaper than its first, and a larger one's not."""
-    times = []
+#: Rounds each shape is timed in: each round times every size once, smallest first.
+ROUNDS = 5
+
+
+def median_times(runs: list[Callable[[], None]], rounds: int = ROUNDS) -> list[float]:
+    """Each run's median time over ``rounds`` rounds, a round timing every run once in turn
+    (a machine whose speed drifts drifts for every size alike: five runs of one size, then
+    five of the next, read this machine's swings as growth), with garbage collection as
+    ``ingest run`` sets it, each run as cold as a new process: the texts a run remembers
+    (cleaned fields, match keys, links) would make a small input's second run cheaper than
+    its first, and a larger one's not."""
+    times: list[list[float]] = [[] for _ in runs]
     with no_collections():
-        for _ in range(5):
-            forget_texts()
-            t = time.perf_counter()
-            run()
-            times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        for _ in range(rounds):
+            for run, took in zip(runs, times, strict=True):
+                forget_texts()
+                t = time.perf_counter()
+                run()
+                took.append(time.perf_counter() - t)
+    return [statistics.median(took) for took in times]
 
 
 def _runs(sizes: list[float], only: str) -> Iterator[tuple[str, list[Callable[[], None]]]]:
@@ -233,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     language_of("warm up the models")  # loaded once per process, as in a run
     print(f"{'shape':28s}" + "".join(f"{s:>8g}MB" for s in sizes) + "   t(2n)/t(n)")
     for name, runs in _runs(sizes, args.only):
-        times = [median_time(run) for run in runs]
+        times = median_times(runs)
         ratios = [b / a for a, b in itertools.pairwise(times)]
         worst = max(worst, *ratios)
         print(
