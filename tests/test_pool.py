@@ -8,6 +8,7 @@ mid-way, and fail on a hang (a timeout) rather than wait on it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -180,3 +181,43 @@ def test_a_standby_child_killed_while_it_waits_costs_the_run_nothing(tmp_path: P
     subprocess.run([*run, "1", "--out", str(alone)], cwd=ROOT, check=True)
     for name in ("items.jsonl", "topics.jsonl", "rejects.jsonl", "report.html"):
         assert (out / name).read_bytes() == (alone / name).read_bytes(), name
+
+
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie no one has reaped yet."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
+def test_the_workers_die_with_a_run_killed_outright(tmp_path: Path) -> None:
+    """Through the command line: the run killed mid-parse (kill -9, as the out-of-memory
+    killer kills the largest process) takes its --jobs worker and its other children with
+    it. A forked worker holds the run's end of its own pipe, so it never saw the pipe close:
+    it waited for its next chunk for ever, holding the run's stderr (a pipeline never
+    ended) and the output folder's lock."""
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    page = TOPIC_PAGE.read_bytes()
+    for i in range(1500):
+        (dumps / f"t{i:04}.txt").write_bytes(page)
+    run = [sys.executable, "-m", "ingest", "run", str(dumps), "--out", str(tmp_path / "out")]
+    proc = subprocess.Popen([*run, "--jobs", "2"], cwd=ROOT, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None and not _workers(proc.pid):
+        time.sleep(0.01)
+    children = _children(proc.pid)
+    assert _workers(proc.pid), "the run finished before it could be killed mid-parse"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=20)
+    try:
+        deadline = time.monotonic() + 5
+        while not all(map(_dead, children)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert all(map(_dead, children)), f"children {children} outlived the run"
+    finally:
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

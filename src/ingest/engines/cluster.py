@@ -3,7 +3,6 @@ ends with the run (Needs the optional extra: ``pip install 'ingest[dask]'``)."""
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
 import signal
@@ -15,6 +14,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from ..errors import UsageError
+from .forked import die_with_parent
 
 #: The scheduler of the local cluster keeps tasks where their data is. Every step leaves
 #: its collection persisted where it was made, and a task run elsewhere drags its
@@ -48,8 +48,6 @@ def worker_start_method() -> str:
 _LIVE: list[None] = []
 _STOPPING = {signal.SIGINT, signal.SIGTERM}
 _FORKING = threading.local()  # the mask of a thread that forks a worker, until it is back
-#: ``prctl`` option: the signal a process gets when the thread that forked it ends.
-_PR_SET_PDEATHSIG = 1
 
 
 def _before_fork() -> None:
@@ -74,49 +72,19 @@ def _after_fork_in_child() -> None:
     """In a worker forked by a local cluster: SIGTERM ends it as it ends any process (the
     run's handler unwinds the run, in the run's process alone), and Ctrl-C is the run's to
     handle (it closes the cluster; each worker stopping on its own printed its traceback).
-    It dies with the run (see :func:`_die_with`)."""
+    It dies with the run: the kernel kills it when Dask's thread that forked it ends, and
+    that thread lives until its worker has exited. Dask's own watch cannot be relied on: a
+    worker learns the run is gone when a pipe the run holds closes, and a worker forked
+    after that pipe was made holds it too; two workers forked after both pipes were made
+    held each other's and outlived the run for ever (2 of 30 Ctrl-C'd runs), with its
+    stderr and the output folder's lock."""
     parent = _FORKING.__dict__.pop("parent", None)
     mask = _FORKING.__dict__.pop("mask", None)
     if mask is not None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        _die_with(parent)
+        die_with_parent(parent)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-
-
-def _die_with(parent: int | None) -> None:
-    """Have the kernel kill this worker when the run's thread that forked it ends: when the
-    run ends, however it ends (Dask's thread that starts a worker lives until the worker has
-    exited). Dask's own watch cannot be relied on once workers are forked: a worker learns
-    the run is gone when a pipe the run holds closes, and a worker forked after that pipe
-    was made holds it too; two workers forked after both pipes were made held each other's
-    and outlived the run for ever (7 % of Ctrl-C'd runs), with its stderr and the output
-    folder's lock. The kernel's word is asked of C directly (this runs between a fork and
-    the worker's start: no import, no Python objects of the run); a run already gone by
-    then cannot send it, so the worker ends here."""
-    prctl = _PRCTL[0] if _PRCTL else None
-    if prctl is None or parent is None:
-        return
-    if prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-        return  # not Linux's prctl: Dask's own watch is all there is
-    if os.getppid() != parent:
-        os._exit(1)
-
-
-#: libc's ``prctl``, looked up while a local cluster starts (Linux; empty elsewhere).
-_PRCTL: list[Any] = []
-
-
-def _find_prctl() -> None:
-    if _PRCTL or not sys.platform.startswith("linux"):
-        return
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return
-    prctl.restype = ctypes.c_int
-    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    _PRCTL.append(prctl)
 
 
 os.register_at_fork(
@@ -135,7 +103,6 @@ def _local_workers() -> Iterator[None]:
     except ImportError:  # client_for says what is missing
         yield
         return
-    _find_prctl()
     with dask.config.set({"distributed.worker.multiprocessing-method": worker_start_method()}):
         _LIVE.append(None)
         try:

@@ -26,6 +26,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import sys
 import tempfile
 import threading
 import traceback
@@ -41,11 +42,41 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_NAME = 15
 
 
+def _libc_prctl() -> Any:
+    """libc's ``prctl`` (Linux; None elsewhere), looked up once, here: a child forked from
+    a process of several threads (a Dask worker) must not look it up, since the loader's
+    lock may be held by a thread the child does not have."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.restype = ctypes.c_int
+    return prctl
+
+
+_PRCTL = _libc_prctl()
+
+
 def name_process(name: str) -> None:
     """Name this process as ``ps`` and ``top`` show it (Linux; 15 bytes at most), so that
     a run's workers and children are told apart from the run and from each other."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NAME, name.encode()[:15])
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_NAME, name.encode()[:15])
+
+
+def die_with_parent(parent: int | None) -> None:
+    """In a child: the kernel kills it when the thread that forked it ends (with its
+    process, however that ends: kill -9, the out-of-memory killer). A child cannot count on
+    seeing its pipe to the parent close: a forked child holds the parent's ends of the
+    pipes that existed when it forked, its own among them. ``parent``: the parent's pid,
+    taken before the fork; a parent gone before the request cannot send it, so the child
+    ends here (None: not checked). Linux; elsewhere nothing."""
+    if _PRCTL is None or _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        return
+    if parent is not None and os.getppid() != parent:
+        os._exit(_FAILED)
 
 
 def can_fork() -> bool:
@@ -77,6 +108,7 @@ class Forked(Generic[T]):
         # SIGINT and SIGTERM wait until the child has its own handlers and the parent knows
         # its child: a signal between the two would leave one running the other's code
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+        parent = os.getpid()
         try:
             pid = os.fork()
         except BaseException:
@@ -86,7 +118,7 @@ class Forked(Generic[T]):
         if pid == 0:  # the child: compute, write, exit; it never returns, whatever happens
             code = _FAILED
             try:
-                _child(compute, self._file.fileno(), mask)
+                _child(compute, self._file.fileno(), mask, parent)
                 code = 0
             finally:
                 os._exit(code)
@@ -155,12 +187,13 @@ _STOPPING = {signal.SIGINT, signal.SIGTERM}
 _FAILED = 70
 
 
-def _child(compute: Callable[[], Any], fd: int, mask: set[int | signal.Signals]) -> None:
+def _child(
+    compute: Callable[[], Any], fd: int, mask: set[int | signal.Signals], parent: int
+) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # dies quietly with the run: the parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # alone handles SIGTERM and Ctrl-C
+    die_with_parent(parent)
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    with contextlib.suppress(OSError, AttributeError):  # Linux: die with the parent
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     name_process("ingest-child")
     try:
         sent = pickle.dumps((True, compute()), protocol=pickle.HIGHEST_PROTOCOL)

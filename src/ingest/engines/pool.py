@@ -19,6 +19,7 @@ A worker that dies on its own (the out-of-memory killer) stops the run with
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import pickle
 import signal
 import traceback
@@ -28,7 +29,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar, cast
 
 from ..errors import WorkerLost
-from .forked import can_fork, name_process
+from .forked import can_fork, die_with_parent, name_process
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -50,12 +51,13 @@ def pmap(
     size = max(1, min(MAX_CHUNK, len(items) // (jobs * 8)))
     chunks = [items[i : i + size] for i in range(0, len(items), size)]
     ctx = _start_method()
+    parent = os.getpid() if ctx.get_start_method() == "fork" else None  # else a fork server's
     workers: dict[Connection, Any] = {}
     try:
         for _ in range(min(jobs - 1, len(chunks))):
             ours, theirs = ctx.Pipe()
             proc = ctx.Process(
-                target=_serve, args=(theirs, func, initializer, initargs), daemon=True
+                target=_serve, args=(theirs, func, initializer, initargs, parent), daemon=True
             )
             workers[ours] = proc  # before it starts: a stop from here on kills it too
             proc.start()
@@ -138,10 +140,13 @@ def _serve(
     func: Callable[[Any], Any],
     initializer: Callable[..., None] | None,
     initargs: tuple[Any, ...],
+    parent: int | None = None,
 ) -> None:
-    """A worker: chunk in, results out, until told to stop (``None``)."""
+    """A worker: chunk in, results out, until told to stop (``None``). It dies with the run:
+    forked, it holds the run's end of its own pipe, so the pipe never closes for it."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # dies quietly with the run: the parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # alone handles SIGTERM and Ctrl-C
+    die_with_parent(parent)
     name_process("ingest-worker")
     if initializer is not None:
         initializer(*initargs)
