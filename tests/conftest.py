@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -164,3 +167,23 @@ def load_script(path: Path, name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def outliving(pids: list[int], seconds: float = 5) -> list[int]:
+    """Those of ``pids`` still alive ``seconds`` from now, at most (a zombie no one has
+    reaped yet counts as dead: this machine's init reaps once a second). Every one of them
+    is killed before this returns, so a test that finds some leaves none behind (Linux)."""
+    deadline = time.monotonic() + seconds
+    while (alive := [p for p in pids if not _dead(p)]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return alive
+
+
+def _dead(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True

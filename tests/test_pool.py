@@ -8,7 +8,6 @@ mid-way, and fail on a hang (a timeout) rather than wait on it.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, TOPIC_PAGE
+from conftest import ROOT, TOPIC_PAGE, outliving
 from ingest.engines.pool import pmap
 from ingest.errors import WorkerLost
 
@@ -183,14 +182,6 @@ def test_a_standby_child_killed_while_it_waits_costs_the_run_nothing(tmp_path: P
         assert (out / name).read_bytes() == (alone / name).read_bytes(), name
 
 
-def _dead(pid: int) -> bool:
-    """Gone, or a zombie no one has reaped yet."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
 def test_the_workers_die_with_a_run_killed_outright(tmp_path: Path) -> None:
     """Through the command line: the run killed mid-parse (kill -9, as the out-of-memory
@@ -212,12 +203,4 @@ def test_the_workers_die_with_a_run_killed_outright(tmp_path: Path) -> None:
     assert _workers(proc.pid), "the run finished before it could be killed mid-parse"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=20)
-    try:
-        deadline = time.monotonic() + 5
-        while not all(map(_dead, children)) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert all(map(_dead, children)), f"children {children} outlived the run"
-    finally:
-        for pid in children:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+    assert not outliving(children), f"children {children} outlived the run"
