@@ -3,12 +3,15 @@
 Files are opened without following links and without blocking, and checked with ``fstat``,
 so a symlink or FIFO put in place of a discovered file is refused, never followed or
 waited on; a file that changed while it was read is refused (INPUT_CHANGED).
+
+:func:`read_ahead` asks the kernel to read files into its cache before they are read.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 #: Files larger than this are refused before they are read (TOO_LARGE).
@@ -73,6 +76,42 @@ def _read_all(fd: int, limit: int) -> bytes:
             break
         buf += chunk
     return bytes(buf)
+
+
+#: How many bytes of files :func:`read_ahead` asks for at most: the run holds its pages in
+#: memory anyway (about four times their size), so a run of more is rare, and its files past
+#: this many are read as the kernel's own read-ahead reads them.
+READ_AHEAD_BYTES = 1 << 30
+
+
+def read_ahead(paths: Iterable[Path], limit: int = READ_AHEAD_BYTES) -> int:
+    """Ask the kernel to read each regular file into its page cache now (``WILLNEED``),
+    in order, until ``limit`` bytes are asked for; the number of files asked for. The
+    requests are queued at once and served together, while reading one file after another
+    waits on each in turn: 100 MB of files out of the cache took 1.1 s to read so, and
+    0.2-0.3 s once read ahead. A file that cannot be opened or advised is passed over:
+    reading it says why."""
+    asked = total = 0
+    if not hasattr(os, "posix_fadvise"):  # not on every platform
+        return asked
+    for path in paths:
+        try:
+            fd = os.open(path, _OPEN_FLAGS)
+        except OSError:
+            continue
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            if total + st.st_size > limit:
+                break
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+            asked, total = asked + 1, total + st.st_size
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return asked
 
 
 def file_type(mode: int) -> str:

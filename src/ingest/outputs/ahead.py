@@ -8,6 +8,13 @@ the run, so a child forked as the run starts (its parent still small) reads and 
 them beside the output folder at the lowest priority: it takes a core only when the run
 leaves one idle (the steps after parsing leave the second core idle most of the time).
 
+Before it lowers its priority, the child asks the kernel to read every input ahead (see
+:func:`~ingest.extract.read.read_ahead`), for the parse as much as for itself: the parse
+reads its files one after another, and a file out of the cache makes its process wait for
+the disk. At 100 MB out of the cache, the parse took 4.30 s without and 3.45 s with (the
+medians of five alternated runs, each after the cache was dropped); with the files in the
+cache it is as fast either way.
+
 The publish takes that file only if it is exactly the pack it would write: the same pages,
 in the same order, of the same sha256 as the run parsed (so never other bytes than were
 read). Anything else (a page changed between the reads, pages of the state to repack, a
@@ -27,7 +34,7 @@ from pathlib import Path
 from ..engines.forked import Forked, forked
 from ..errors import WorkerLost
 from ..extract.discover import InputFile
-from ..extract.read import read_bytes
+from ..extract.read import read_ahead, read_bytes
 from ..state.previous import Previous
 from .files import write_file
 
@@ -75,7 +82,9 @@ def pack_ahead(inputs: Sequence[InputFile], prev: Previous, path: Path) -> PackA
 
 
 def _write_pack(inputs: list[tuple[str, Path]], known: frozenset[str], path: Path) -> Packed:
-    """In the child: the pack written (and synced) at the lowest priority."""
+    """In the child: every input read ahead, then the pack written (and synced) at the
+    lowest priority."""
+    read_ahead(where for _, where in inputs)
     _lowest_priority()
     packed: Packed = []
     seen = set(known)
