@@ -11,6 +11,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e .
+	$(BIN)/python -m compileall -q src  # as a wheel's install would: no compile per start
 	touch $@
 
 $(TSTAMP): $(STAMP) pyproject.toml

@@ -3,7 +3,10 @@ children hold pages of their own, which the largest process's peak RSS leaves ou
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+from pathlib import Path
 from types import ModuleType
 
 from conftest import ROOT, load_script
@@ -53,3 +56,33 @@ def test_the_median_run_of_several_rounds_is_the_middle_one_by_wall_time() -> No
     assert bench.median_run(runs).wall == 6.0
     assert bench.median_run(runs[:4]).wall == 6.0  # of the middle two, the faster
     assert bench.median_run(runs[:1]).wall == 9.0
+
+
+#: In a fresh process with its own bytecode prefix: the bench compiles ingest's modules, and
+#: the sources left without bytecode are counted.
+_COMPILED = """
+import importlib.util, sys
+from pathlib import Path
+sys.pycache_prefix = sys.argv[1]
+from conftest import ROOT, load_script
+load_script(ROOT / "bench" / "bench.py", "bench_main").compiled()
+sources = list((ROOT / "src" / "ingest").rglob("*.py"))
+missing = [p for p in sources if not Path(importlib.util.cache_from_source(str(p))).exists()]
+print(len(sources), len(missing))
+"""
+
+
+def test_the_bench_times_ingest_with_its_modules_compiled(tmp_path: Path) -> None:
+    """Where PYTHONDONTWRITEBYTECODE is set, an editable install compiles every module on
+    every start: the bench compiles them first, as installing a wheel does."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    run = subprocess.run(
+        [sys.executable, "-c", _COMPILED, str(tmp_path)],
+        cwd=ROOT / "tests",
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    sources, missing = map(int, run.stdout.split())
+    assert sources > 50 and missing == 0
