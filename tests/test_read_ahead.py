@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SEEDS
+from ingest.extract import read
 from ingest.extract.read import read_ahead
 from test_pack_ahead import run
 
@@ -76,6 +77,19 @@ def test_no_more_bytes_are_asked_for_than_the_limit(tmp_path: Path) -> None:
     assert read_ahead([a, b, c], limit=2 * SIZE) == 2
     assert in_cache_soon(a) and in_cache_soon(b)
     assert cached(c) == 0
+
+
+def test_a_file_over_the_size_cap_is_not_read_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It is refused TOO_LARGE unread: reading it ahead would only take the cache."""
+    big, small = files(tmp_path, "big.txt", "small.txt")
+    big.write_bytes(os.urandom(SIZE + 1))
+    out_of_cache(big)
+    monkeypatch.setattr(read, "MAX_FILE_BYTES", SIZE)
+    assert read_ahead([big, small]) == 1
+    assert in_cache_soon(small)
+    assert cached(big) == 0
 
 
 def test_what_is_not_a_regular_file_is_passed_over_without_waiting(tmp_path: Path) -> None:

@@ -85,12 +85,12 @@ READ_AHEAD_BYTES = 1 << 30
 
 
 def read_ahead(paths: Iterable[Path], limit: int = READ_AHEAD_BYTES) -> int:
-    """Ask the kernel to read each regular file into its page cache now (``WILLNEED``),
-    in order, until ``limit`` bytes are asked for; the number of files asked for. The
-    requests are queued at once and served together, while reading one file after another
-    waits on each in turn: 100 MB of files out of the cache took 1.1 s to read so, and
-    0.2-0.3 s once read ahead. A file that cannot be opened or advised is passed over:
-    reading it says why."""
+    """Ask the kernel to read each regular file within the size cap into its page cache
+    now (``WILLNEED``), in order, until ``limit`` bytes are asked for; the number of files
+    asked for. The requests are queued at once and served together, while reading one file
+    after another waits on each in turn: 100 MB of files out of the cache took 1.1 s to
+    read so, and 0.2-0.3 s once read ahead. A file that cannot be opened or advised is
+    passed over: reading it says why."""
     asked = total = 0
     if not hasattr(os, "posix_fadvise"):  # not on every platform
         return asked
@@ -101,8 +101,8 @@ def read_ahead(paths: Iterable[Path], limit: int = READ_AHEAD_BYTES) -> int:
             continue
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                continue
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+                continue  # never read: refused as it is met
             if total + st.st_size > limit:
                 break
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
