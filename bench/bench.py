@@ -10,6 +10,8 @@ are measured the same way. ingest's counts are checked against the corpus's expe
     python bench/bench.py --size 100MB --tree --rerun      # memory of the process tree, and
                                                            # the daily run onto its publish
     python bench/bench.py --sizes 25MB,50MB,100MB --repeat 3   # medians of three rounds
+    python bench/bench.py --size 100MB --repeat 5 --cold   # each run with the files out of
+                                                           # the page cache (root only)
 
 Corpora are generated (deterministically) under bench/corpus/ unless they exist.
 """
@@ -209,10 +211,28 @@ def ingest_cmd(c: Corpus, jobs: int, engine: list[str]) -> list[str]:
     return [*cmd, "--jobs", str(jobs), "--quiet", *engine]
 
 
-def one_round(c: Corpus, jobs: int, engine: list[str], tree: bool) -> tuple[Timed, Timed]:
-    """The floor (a), then a cold ``ingest run`` (b: no earlier publish)."""
+#: Written "3", the kernel drops its clean page cache (and dentries and inodes): root only.
+DROP_CACHES = Path("/proc/sys/vm/drop_caches")
+
+
+def drop_caches() -> None:
+    """Put every file out of the page cache, as after a reboot or hours of other work."""
+    os.sync()
+    DROP_CACHES.write_text("3\n", encoding="ascii")
+
+
+def one_round(
+    c: Corpus, jobs: int, engine: list[str], tree: bool, cold: bool = False
+) -> tuple[Timed, Timed]:
+    """The floor (a), then a cold ``ingest run`` (b: no earlier publish); with ``cold``,
+    each with the corpus's files out of the page cache (else the floor reads them in, and
+    ingest finds them there)."""
     shutil.rmtree(c.work / "ingest", ignore_errors=True)
+    if cold:
+        drop_caches()
     a = timed([sys.executable, __file__, "--floor", str(c.dumps), str(c.work / "floor.jsonl")])
+    if cold:
+        drop_caches()
     return a, timed(ingest_cmd(c, jobs, engine), tree)
 
 
@@ -231,6 +251,8 @@ def show(
     totals = report["totals"]
     check = {k: (totals[k], c.expected[k]) for k in ("listings", "items", "topics")}
     head = f"ingest --jobs {jobs} {' '.join(engine)}".rstrip()
+    if opts.cold:
+        head += "; files out of the page cache before each run"
     if len(rounds) > 1:
         head += f"; the median of {len(rounds)} rounds"
     print(
@@ -318,6 +340,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="then ingest again onto its own publish (the daily run)",
     )
+    p.add_argument(
+        "--cold",
+        action="store_true",
+        help="drop the page cache before each timed run, so both read their files from "
+        "the disk (root only: writes /proc/sys/vm/drop_caches)",
+    )
     p.add_argument("--floor", nargs=2, metavar=("CORPUS", "OUT"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.floor:
@@ -325,12 +353,18 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     engine = [] if args.engine == "local" else ["--engine", args.engine]
     sizes = args.sizes.split(",") if args.sizes else [args.size]
+    if args.cold:
+        try:
+            drop_caches()
+        except OSError as e:
+            print(f"bench.py: --cold cannot drop the page cache: {e}", file=sys.stderr)
+            return 2
     corpora = [corpus(s, args.seed) for s in sizes]
     compiled()
     rounds: list[list[tuple[Timed, Timed]]] = [[] for _ in corpora]
     for _ in range(max(1, args.repeat)):
         for c, done in zip(corpora, rounds, strict=True):
-            done.append(one_round(c, args.jobs, engine, args.tree))
+            done.append(one_round(c, args.jobs, engine, args.tree, args.cold))
     rows = [show(c, r, args.jobs, engine, args) for c, r in zip(corpora, rounds, strict=True)]
     if len(rows) > 1:
         print(

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from conftest import ROOT, load_script
 
 #: A parent holding two blocks of 60 MB forks a child, which writes to every page of the first
@@ -64,6 +66,8 @@ _COMPILED = """
 import importlib.util, sys
 from pathlib import Path
 sys.pycache_prefix = sys.argv[1]
+import pytest
+
 from conftest import ROOT, load_script
 load_script(ROOT / "bench" / "bench.py", "bench_main").compiled()
 sources = list((ROOT / "src" / "ingest").rglob("*.py"))
@@ -86,3 +90,34 @@ def test_the_bench_times_ingest_with_its_modules_compiled(tmp_path: Path) -> Non
     assert run.returncode == 0, run.stderr
     sources, missing = map(int, run.stdout.split())
     assert sources > 50 and missing == 0
+
+
+def test_cold_rounds_drop_the_page_cache_before_each_timed_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--cold``: the floor and ingest each read a corpus the kernel holds none of (without
+    it, the floor reads the files in and ingest finds them cached)."""
+    bench = _bench()
+    drop = tmp_path / "drop_caches"
+    monkeypatch.setattr(bench, "DROP_CACHES", drop)
+    seen: list[str | None] = []
+
+    def timed(cmd: list[str], tree: bool = False) -> object:
+        seen.append(drop.read_text() if drop.exists() else None)
+        drop.unlink(missing_ok=True)
+        return bench.Timed(1.0, 0, "", None, 0.0, 0.0, 0)
+
+    monkeypatch.setattr(bench, "timed", timed)
+    c = bench.Corpus("1MB", 0, tmp_path / "dumps", {}, tmp_path / "work")
+    bench.one_round(c, 2, [], False, cold=True)
+    bench.one_round(c, 2, [], False)
+    assert seen == ["3\n", "3\n", None, None]
+
+
+def test_cold_rounds_where_the_cache_cannot_be_dropped_say_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = _bench()
+    monkeypatch.setattr(bench, "DROP_CACHES", tmp_path / "no such folder" / "drop_caches")
+    assert bench.main(["--size", "1MB", "--cold"]) == 2
+    assert "--cold cannot drop the page cache" in capsys.readouterr().err
