@@ -66,8 +66,6 @@ _COMPILED = """
 import importlib.util, sys
 from pathlib import Path
 sys.pycache_prefix = sys.argv[1]
-import pytest
-
 from conftest import ROOT, load_script
 load_script(ROOT / "bench" / "bench.py", "bench_main").compiled()
 sources = list((ROOT / "src" / "ingest").rglob("*.py"))
