@@ -183,7 +183,15 @@ def outliving(pids: list[int], seconds: float = 5) -> list[int]:
 
 
 def _dead(pid: int) -> bool:
+    state = proc_state(pid)
+    return state is None or state[0] == "Z"
+
+
+def proc_state(pid: int) -> tuple[str, int] | None:
+    """A process's state letter (``Z``: a zombie) and its parent's pid, from /proc; None if
+    it is gone (Linux)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return True
+        return None
+    return fields[0], int(fields[1])

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, TOPIC_PAGE, outliving
+from conftest import ROOT, TOPIC_PAGE, outliving, proc_state
 from ingest.engines.pool import pmap
 from ingest.errors import WorkerLost
 
@@ -68,11 +68,8 @@ def _children(pid: int) -> list[int]:
     out = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid and fields[0] != "Z":
+            state = proc_state(int(entry.name))
+            if state is not None and state[1] == pid and state[0] != "Z":
                 out.append(int(entry.name))
     return out
 
