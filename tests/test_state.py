@@ -559,3 +559,24 @@ def test_an_earlier_record_is_read_as_its_line_without_its_sources(tmp_path: Pat
     assert prev.compared("item", line["id"]) == {**line, "related": []}
     assert list(prev.compared("item", line["id"])) == ["id", "title_zh", "topics", "related"]
     assert prev.compared("topic", "a") == {"slug": "a", "items": []}
+
+
+def test_the_manifest_is_what_json_dumps_writes_with_each_page_field_by_field(
+    tmp_path: Path,
+) -> None:
+    """``state/manifest.json`` is written by msgspec as ``json.dumps(doc, indent=1,
+    ensure_ascii=False)`` would write it, each page's fields in PageRef's order (what
+    ``dataclasses.asdict`` gives): a file name outside ASCII, a crawl date given."""
+    folder = crawl(tmp_path / "dumps")
+    shutil.copy(folder / TOPIC_PAGE.name, folder / "专题页-副本.md")
+    out = tmp_path / "o"
+    args = ["run", str(folder), "--out", str(out), "--quiet", "--crawled-at", "2026-11-30"]
+    assert main(args) == 0
+    text = (out / "state" / "manifest.json").read_text("utf-8")
+    doc = json.loads(text)
+    assert text == json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+    assert [list(p) for p in doc["pages"]] == [
+        ["file", "sha256", "size", "pack", "offset", "crawled_at"]
+    ] * len(doc["pages"])
+    assert "专题页-副本.md" in {p["file"] for p in doc["pages"]}
+    assert {p["crawled_at"] for p in doc["pages"]} == {"2026-11-30"}

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict
 from functools import partial
 from pathlib import Path
 
@@ -150,7 +149,9 @@ def _manifest(sequence: int, refs: Iterable[PageRef]) -> list[bytes]:
         "state_version": STATE_VERSION,
         "schema_version": SCHEMA_VERSION,
         "sequence": sequence,
-        "pages": [asdict(r) for r in sorted(refs, key=lambda r: (r.file, r.sha256))],
+        # msgspec writes a dataclass as asdict() would give it, field by field in order,
+        # without asdict's deep copy of each (0.15 s for the 5,365 pages of 100 MB)
+        "pages": sorted(refs, key=lambda r: (r.file, r.sha256)),
     }
     # what json.dumps(doc, indent=1, ensure_ascii=False) writes, written by msgspec (its
     # indenting encoder is Python, 0.16 s for the 5,365 pages of a 100 MB crawl)
