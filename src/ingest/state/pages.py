@@ -150,7 +150,7 @@ def _manifest(sequence: int, refs: Iterable[PageRef]) -> list[bytes]:
         "schema_version": SCHEMA_VERSION,
         "sequence": sequence,
         # msgspec writes a dataclass as asdict() would give it, field by field in order,
-        # without asdict's deep copy of each (0.15 s for the 5,365 pages of 100 MB)
+        # without asdict's deep copy of each (85 against 8 ms for the 5,365 pages of 100 MB)
         "pages": sorted(refs, key=lambda r: (r.file, r.sha256)),
     }
     # what json.dumps(doc, indent=1, ensure_ascii=False) writes, written by msgspec (its
