@@ -39,16 +39,9 @@ def read_bytes(path: Path) -> tuple[bytes | None, tuple[str, str] | None]:
         return None, ("UNREADABLE", f"cannot open: {e.strerror or e}")
     try:
         before = os.fstat(fd)
-        if not stat.S_ISREG(before.st_mode):
-            return None, (
-                "NOT_REGULAR_FILE",
-                f"no longer a regular file ({file_type(before.st_mode)})",
-            )
-        if before.st_size > MAX_FILE_BYTES:
-            return None, (
-                "TOO_LARGE",
-                f"{before.st_size} bytes, over the cap of {MAX_FILE_BYTES} bytes",
-            )
+        refused = _refusal(before)
+        if refused is not None:
+            return None, refused
         data = _read_all(fd, MAX_FILE_BYTES + 1)
         after = os.fstat(fd)
     except OSError as e:
@@ -66,6 +59,16 @@ def read_bytes(path: Path) -> tuple[bytes | None, tuple[str, str] | None]:
             f"{len(data)} read, {after.st_size} after); skipped",
         )
     return data, None
+
+
+def _refusal(st: os.stat_result) -> tuple[str, str] | None:
+    """Why an open file is refused before a byte of it is read (its ``fstat``: not a
+    regular file, or over the size cap); None when it is read."""
+    if not stat.S_ISREG(st.st_mode):
+        return "NOT_REGULAR_FILE", f"no longer a regular file ({file_type(st.st_mode)})"
+    if st.st_size > MAX_FILE_BYTES:
+        return "TOO_LARGE", f"{st.st_size} bytes, over the cap of {MAX_FILE_BYTES} bytes"
+    return None
 
 
 def _read_all(fd: int, limit: int) -> bytes:
@@ -101,8 +104,8 @@ def read_ahead(paths: Iterable[Path], limit: int = READ_AHEAD_BYTES) -> int:
             continue
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
-                continue  # never read: refused as it is met
+            if _refusal(st) is not None:
+                continue  # never read: read_bytes refuses it as it is met
             if total + st.st_size > limit:
                 break
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
