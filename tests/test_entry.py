@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from conftest import SEEDS, TOPIC_PAGE, run_python, run_subprocess
-from ingest import SCHEMA_VERSION, commands
+from ingest import SCHEMA_VERSION
 from ingest.cli import main
+from ingest.engines import heap
 from ingest.job import JobResult
+from ingest.transform.merge import Component
 
 #: ``python -m ingest``, with an exit handler that says the interpreter was torn down.
 TORN_DOWN = """
@@ -45,13 +47,23 @@ def test_a_run_leaves_its_result_for_the_exit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kept: list[object] = []
-    monkeypatch.setattr(commands, "KEPT", kept)
+    monkeypatch.setattr(heap, "KEPT", kept)
     try:
         assert main(["run", str(TOPIC_PAGE), "--out", str(tmp_path / "out"), "--quiet"]) == 0
         assert not gc.isenabled()  # nothing collects over the records kept alive
     finally:
         gc.enable()
-    assert len(kept) == 1 and isinstance(kept[0], JobResult)
+    assert [type(k) for k in kept if not isinstance(k, list)] == [JobResult]
+    assert kept[-1] is not None and isinstance(kept[-1], JobResult)
+    # the collections the run let go are left for the exit too, the resolved components
+    # (every listing of the crawl) among them: freeing them is time the exit saves
+    assert any(c and isinstance(c[0], Component) for c in kept if isinstance(c, list))
+
+
+def test_a_library_caller_keeps_nothing(tmp_path: Path) -> None:
+    assert heap.KEPT is None
+    assert main(["run", str(TOPIC_PAGE), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert heap.KEPT is None and gc.isenabled()
 
 
 def test_the_installed_command_is_the_entry() -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from conftest import in_fresh_process
+from ingest.engines import heap
 from ingest.engines.local import LocalEngine
 from ingest.steps import Context, Step, run_steps
 
@@ -51,16 +52,18 @@ def _double(x: int, ctx: Context) -> list[int]:
     return [2 * x]
 
 
+_FIVE = (
+    Step("a", "map", "inputs", "xs", _double),
+    Step("b", "map", "xs", "ys", _double),
+    Step("c", "map", "xs", "zs", _double),  # the last reader of xs
+    Step("d", "map", "ys", "ws", _double),
+    Step("e", "map", "zs", "vs", _double),
+)
+
+
 def test_a_collection_is_let_go_once_its_last_reader_is_done() -> None:
-    steps = (
-        Step("a", "map", "inputs", "xs", _double),
-        Step("b", "map", "xs", "ys", _double),
-        Step("c", "map", "xs", "zs", _double),  # the last reader of xs
-        Step("d", "map", "ys", "ws", _double),
-        Step("e", "map", "zs", "vs", _double),
-    )
     engine = WatchingEngine()
-    run_steps(engine, [1, 2], steps=steps)
+    run_steps(engine, [1, 2], steps=_FIVE)
     assert engine.alive_at == {
         "a": {"inputs"},
         "b": {"xs"},  # inputs: read by a alone
@@ -68,6 +71,17 @@ def test_a_collection_is_let_go_once_its_last_reader_is_done() -> None:
         "d": {"ys", "zs"},  # xs: gone after c
         "e": {"zs", "ws"},  # ys: gone after d
     }
+
+
+def test_a_process_that_ends_with_its_command_keeps_what_the_run_lets_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kept: list[object] = []
+    monkeypatch.setattr(heap, "KEPT", kept)
+    engine = WatchingEngine()
+    run_steps(engine, [1, 2], steps=_FIVE)
+    assert engine.alive_at["e"] == {"inputs", "xs", "ys", "zs", "ws"}  # none freed
+    assert kept == [[1, 2], [2, 4], [4, 8], [4, 8]]  # inputs, xs, ys, zs, as let go
 
 
 def test_summary_keys_travel_once_a_batch_from_the_first_listing_that_has_them() -> None:

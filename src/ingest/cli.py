@@ -17,8 +17,9 @@ import threading
 from collections.abc import Sequence
 from typing import NoReturn
 
-from . import SCHEMA_VERSION, __version__, commands
+from . import SCHEMA_VERSION, __version__
 from .commands import cmd_publish, cmd_run, cmd_schema, cmd_validate
+from .engines.heap import until_exit
 from .errors import IngestError
 
 EPILOG = """\
@@ -51,7 +52,7 @@ def entry() -> NoReturn:
     then the process ends at once. A run's records (millions of objects), its memos and the
     modules are not freed one by one first, nor collected: the system takes the memory back
     whole (0.25-0.35 s at 100 MB). A library caller of :func:`main` keeps the usual end."""
-    commands.KEPT = []
+    until_exit()
     code = main()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a reader gone, a stream closed

@@ -11,14 +11,10 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from . import SCHEMA_VERSION
-from .engines.heap import steady_heap
+from .engines.heap import keep, steady_heap
 from .engines.local import Progress, no_collections
 from .errors import UsageError
 from .job import JobOptions, JobResult, run_job
-
-#: Where ``ingest run`` leaves its result when the process ends with the command (see
-#: :func:`ingest.cli.entry`): the system takes its memory back whole at the exit.
-KEPT: list[object] | None = None
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -40,8 +36,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     with _progress(quiet=args.quiet) as progress:
         result = run_job(opts, progress)
-    if KEPT is not None:  # the process ends with the command, and its records with it
-        KEPT.append(result)
+    if keep(result):  # the process ends with the command, and its records with it
         gc.disable()  # thresholds given back would collect over them all (no_collections)
     if result.refused is not None:
         print(

@@ -70,6 +70,9 @@ class DaskEngine:
             return collection  # formed on the driver (see group)
         return _gathered(collection)
 
+    def let_go(self, collection: Any) -> None:
+        """Dropped: a collection kept alive would keep its partitions on the workers."""
+
     def start(self, bag: Any, step: Step, ctx: Context) -> _Pending | None:
         """A background step's tasks, submitted: the workers compute its value while the
         driver goes on to the next steps. None for a group step that reads a small view:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from ..records.run import RunOutput
 from ..steps import STEPS, Context, Step, formed_groups, run_steps
 from .forked import Forked, Standby, forked, standby
+from .heap import keep
 from .pool import pmap
 
 T = TypeVar("T")
@@ -52,6 +53,11 @@ class LocalEngine:
 
     def collect(self, collection: list[Any]) -> list[Any]:
         return collection
+
+    def let_go(self, collection: list[Any]) -> None:
+        """Left for the exit in a process that ends with its command: freeing the resolved
+        components one by one cost 0.22-0.28 s at 100 MB (see :mod:`.heap`)."""
+        keep(collection)
 
     def map(self, records: list[Any], step: Step, ctx: Context) -> list[Any]:
         views = _views(records, step)

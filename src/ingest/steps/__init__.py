@@ -205,7 +205,7 @@ class _Run:
         else:
             self.begin(step)
         for name in [c for c, i in self.last.items() if i == n and c in self.data]:
-            del self.data[name]  # no later step reads it: let it go (once computed)
+            self.engine.let_go(self.data.pop(name))  # no later step reads it (computed)
 
     def begin(self, step: Step) -> None:
         """Start a background step the engine computes apart; run any other in turn."""
