@@ -9,11 +9,19 @@ import re
 import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import ingest
-from ingest.normalize.text import HAN_RANGES, clean, han_count, match_key, md_unescape
+from ingest.normalize.text import (
+    _COMMON_NON_WORD,
+    HAN_RANGES,
+    clean,
+    han_count,
+    letters_and_digits,
+    match_key,
+    md_unescape,
+)
 
 _CHARS = "\\_[]()#+*`&;<>/ aZ09，（）：。·\u3000\u200b\u200d\u202e\ufeff\x07\n\t❤️中文"
 _PIECES = [*_CHARS, "&amp;", "&lt;b&gt;", "<b>", "</i>", "\ufe0f"]
@@ -58,6 +66,21 @@ def test_emoji_sequences_survive() -> None:
 def test_match_key_ignores_width_case_and_punctuation() -> None:
     assert match_key("ＡＩ 五层蛋糕（测试）") == match_key("ai五层蛋糕(测试)")
     assert match_key("甲乙") != match_key("甲丙")
+
+
+#: Every character the cheap way removes first, among others of every kind.
+_AROUND_COMMON = st.lists(
+    st.one_of(
+        st.sampled_from([*_COMMON_NON_WORD, *_CHARS, "Ⅻ", "²", "𠀀", "ｱ", "é"]), st.characters()
+    ),
+    max_size=60,
+).map("".join)
+
+
+@given(_AROUND_COMMON)
+@example("".join(_COMMON_NON_WORD) + " Ⅻ²𠀀ｱé_❤️")
+def test_letters_and_digits_is_what_the_regex_leaves(s: str) -> None:
+    assert letters_and_digits(s) == re.sub(r"[\W_]+", "", s)
 
 
 _ONE_HAN = re.compile(f"[{HAN_RANGES}]")

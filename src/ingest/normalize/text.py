@@ -166,11 +166,32 @@ def match_key(s: str) -> str:
     >>> match_key("ＡＩ Ⅻ Straße")
     'aixiistrasse'
     """
-    t = _NON_WORD.sub("", s)
+    t = letters_and_digits(s)
     if not unicodedata.is_normalized("NFKC", t):
         t = _NON_WORD.sub("", unicodedata.normalize("NFKC", t))
     t = t.casefold()
     return t if not t or t.isalnum() else _NON_WORD.sub("", t)
+
+
+#: The characters the seeds' summaries have most often that are no letter or digit (1,130
+#: spaces in 47 summaries, then 219 '，' ...), each removed with one ``str.replace``.
+_COMMON_NON_WORD = (" ", "，", "、", "。", ".", "-", "（", "）", "/", "；", "：", "_")
+
+
+def letters_and_digits(s: str) -> str:
+    """``s`` without what ``[\\W_]+`` matches: only its letters and digits are left.
+
+    The commonest of those characters go first, one ``str.replace`` each (in C), then the
+    regex, if anything is left for it. The regex stops at a run of them every few characters
+    (47 a summary in the 25 MB corpus, 30 of them spaces): 121,600 instructions a summary
+    alone, 70,700 so (callgrind, over that corpus's 3,345 distinct summaries).
+
+    >>> letters_and_digits(" PyTorch 2.5，用_于 训练。❤️ ")
+    'PyTorch25用于训练'
+    """
+    for c in _COMMON_NON_WORD:
+        s = s.replace(c, "")
+    return s if s.isalnum() else _NON_WORD.sub("", s)
 
 
 #: :func:`match_key`, remembered for texts met again (pure: a summary keyed on every page).
