@@ -29,6 +29,7 @@ from conftest import (
     run_subprocess,
     write_files,
 )
+from ingest.extract import read
 from ingest.extract.read import read_bytes
 
 GOOD = {
@@ -194,6 +195,43 @@ def test_unreadable_and_changing_files(
     assert messages["growing.txt"].startswith("the file changed while it was read")
     assert_one_line_messages(out)
     assert len(out.items) == 47
+
+
+def test_a_file_that_grew_past_the_cap_after_discovery_is_refused_as_it_is_read(
+    ingest: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Discovery passed both files (under its cap); by the time each is read, one is over
+    the cap when opened and the other grows past it while read: both are TOO_LARGE, and
+    never more than the cap and a byte of either is read."""
+    page = TOPIC_PAGE.read_bytes()
+    folder = write_files(tmp_path / "in", {"ok.txt": page, "grown.txt": page + b"\n" * 100})
+    folder.joinpath("growing.txt").write_bytes(page)
+    cap = len(page) + 50
+    monkeypatch.setattr(read, "MAX_FILE_BYTES", cap)  # discovery keeps its own (64 MiB)
+    real_read = os.read
+    sizes: dict[str, int] = {}
+
+    def growing_read(fd: int, n: int) -> bytes:
+        name = os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))
+        if name == "growing.txt" and name not in sizes:
+            with open(folder / name, "ab") as fh:
+                fh.write(b"\n" * 100)
+        data = real_read(fd, n)
+        sizes[name] = sizes.get(name, 0) + len(data)
+        return data
+
+    monkeypatch.setattr(os, "read", growing_read)
+    out = ingest(folder)
+    monkeypatch.undo()
+    assert outcome(out) == {
+        "grown.txt": ("rejected", "TOO_LARGE", 0),
+        "growing.txt": ("rejected", "TOO_LARGE", 0),
+        "ok.txt": ("ok", None, 44),
+    }
+    messages = {r["file"]: r["message"] for r in out.rejects}
+    assert messages["grown.txt"] == f"{len(page) + 100} bytes, over the cap of {cap} bytes"
+    assert messages["growing.txt"] == f"over the cap of {cap} bytes"
+    assert "grown.txt" not in sizes and sizes["growing.txt"] <= cap + 1
 
 
 def test_a_fifo_swapped_in_after_discovery_is_not_waited_on(tmp_path: Path) -> None:
