@@ -54,7 +54,7 @@ def test_a_run_leaves_its_result_for_the_exit(
     finally:
         gc.enable()
     assert [type(k) for k in kept if not isinstance(k, list)] == [JobResult]
-    assert kept[-1] is not None and isinstance(kept[-1], JobResult)
+    assert isinstance(kept[-1], JobResult)  # the result last, after the run's collections
     # the collections the run let go are left for the exit too, the resolved components
     # (every listing of the crawl) among them: freeing them is time the exit saves
     assert any(c and isinstance(c[0], Component) for c in kept if isinstance(c, list))
