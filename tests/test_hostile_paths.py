@@ -130,6 +130,24 @@ def test_folder_named_like_a_file_given_directly_is_walked(ingest: Any, tmp_path
     assert len(out.items) == 47
 
 
+def grows_on_first_read(path: Path, extra: bytes, reads: dict[str, int]) -> Any:
+    """An ``os.read`` for which ``path`` grows by ``extra`` right after its first read (a
+    scraper still writing it); ``reads`` gets the bytes read of each file, by real path."""
+    real_read, real_open = os.read, builtins.open
+
+    def read(fd: int, n: int) -> bytes:
+        data = real_read(fd, n)
+        name = os.readlink(f"/proc/self/fd/{fd}")
+        if name == str(path) and name not in reads:
+            time.sleep(0.01)  # a coarse-mtime filesystem still sees a new time
+            with real_open(path, "ab") as fh:
+                fh.write(extra)
+        reads[name] = reads.get(name, 0) + len(data)
+        return data
+
+    return read
+
+
 def test_unreadable_and_changing_files(
     ingest: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -143,7 +161,7 @@ def test_unreadable_and_changing_files(
     (folder / "private" / "hidden.txt").write_bytes(ITEM_PAGE.read_bytes())
     locked, growing, private = folder / "locked.txt", folder / "growing.txt", folder / "private"
 
-    real_os_open, real_open, real_read, real_scandir = os.open, builtins.open, os.read, os.scandir
+    real_os_open, real_open, real_scandir = os.open, builtins.open, os.scandir
 
     def denied(path: Any) -> bool:
         return os.fspath(path) == str(locked)
@@ -158,16 +176,8 @@ def test_unreadable_and_changing_files(
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
         return real_open(path, *args, **kwargs)
 
-    appended: list[int] = []
-
-    def fake_read(fd: int, n: int) -> bytes:
-        data = real_read(fd, n)
-        if not appended and os.readlink(f"/proc/self/fd/{fd}") == str(growing):
-            time.sleep(0.01)  # a coarse-mtime filesystem still sees a new time
-            with real_open(growing, "ab") as fh:
-                fh.write("\n新写入的一行。\n".encode())
-            appended.append(fd)
-        return data
+    reads: dict[str, int] = {}
+    fake_read = grows_on_first_read(growing, "\n新写入的一行。\n".encode(), reads)
 
     def fake_scandir(path: Any = ".") -> Any:
         if os.fspath(path) == str(private):
@@ -180,7 +190,7 @@ def test_unreadable_and_changing_files(
     monkeypatch.setattr(os, "scandir", fake_scandir)
     out = ingest(folder)
     monkeypatch.undo()
-    assert out.code == 0 and appended
+    assert out.code == 0 and str(growing) in reads
     assert outcome(out) == {
         "000.txt": ("ok", None, 44),
         "sub/deeper/001.txt": ("ok", None, 19),
@@ -205,22 +215,12 @@ def test_a_file_that_grew_past_the_cap_after_discovery_is_refused_as_it_is_read(
     never more than the cap and a byte of either is read."""
     page = TOPIC_PAGE.read_bytes()
     folder = write_files(tmp_path / "in", {"ok.txt": page, "grown.txt": page + b"\n" * 100})
-    folder.joinpath("growing.txt").write_bytes(page)
+    grown, growing = folder / "grown.txt", folder / "growing.txt"
+    growing.write_bytes(page)
     cap = len(page) + 50
     monkeypatch.setattr(read, "MAX_FILE_BYTES", cap)  # discovery keeps its own (64 MiB)
-    real_read = os.read
-    sizes: dict[str, int] = {}
-
-    def growing_read(fd: int, n: int) -> bytes:
-        name = os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))
-        if name == "growing.txt" and name not in sizes:
-            with open(folder / name, "ab") as fh:
-                fh.write(b"\n" * 100)
-        data = real_read(fd, n)
-        sizes[name] = sizes.get(name, 0) + len(data)
-        return data
-
-    monkeypatch.setattr(os, "read", growing_read)
+    reads: dict[str, int] = {}
+    monkeypatch.setattr(os, "read", grows_on_first_read(growing, b"\n" * 100, reads))
     out = ingest(folder)
     monkeypatch.undo()
     assert outcome(out) == {
@@ -231,7 +231,7 @@ def test_a_file_that_grew_past_the_cap_after_discovery_is_refused_as_it_is_read(
     messages = {r["file"]: r["message"] for r in out.rejects}
     assert messages["grown.txt"] == f"{len(page) + 100} bytes, over the cap of {cap} bytes"
     assert messages["growing.txt"] == f"over the cap of {cap} bytes"
-    assert "grown.txt" not in sizes and sizes["growing.txt"] <= cap + 1
+    assert str(grown) not in reads and reads[str(growing)] <= cap + 1
 
 
 def test_a_fifo_swapped_in_after_discovery_is_not_waited_on(tmp_path: Path) -> None:
