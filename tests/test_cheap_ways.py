@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import datetime as dt
 import pickle
+import re
 from bisect import bisect_right
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from msgspec.structs import fields
 
@@ -32,6 +33,7 @@ from ingest.extract.parse.base import (
     next_break,
     split_lines,
 )
+from ingest.extract.parse.topic_frame import heading_starts
 from ingest.records.internal import Listing, PageResult, Provenance
 
 _PROV = Provenance("a.md", "0" * 64, "topic-page", "listing 3", 120, 7)
@@ -170,6 +172,31 @@ def test_the_next_line_break_found_with_find_is_the_regexs(text: str, data: st.D
     stop = data.draw(st.integers(pos, len(text)))
     m = LINE_BREAK.search(text, pos, stop)
     assert next_break(text, pos, stop) == (None if m is None else (m.start(), m.end()))
+
+
+_HEADING = re.compile(r"[ \t\ufeff]*#[ \t]")
+_HEADING_AFTER_BREAK = re.compile(r"[\r\n][ \t\ufeff]*#[ \t]")
+
+
+def _plain_heading_starts(text: str, before: int) -> list[int]:
+    """Where '# ' heading lines start, as the topic frame found them with two patterns."""
+    starts = [0] if _HEADING.match(text, 0, before) else []
+    starts += [m.start() + 1 for m in _HEADING_AFTER_BREAK.finditer(text, 0, before)]
+    return starts
+
+
+_HEADINGISH = st.lists(st.sampled_from(["#", " ", "\t", "\ufeff", "\r", "\n", "\r\n", "a", "# "]))
+
+
+@given(_HEADINGISH, st.data())
+@example(["# ", "a"], None)  # a heading at the very start
+@example(["a", "#", "#", " "], None)  # '##': no heading
+def test_heading_lines_found_with_rfind_are_the_patterns(parts: list[str], data: Any) -> None:
+    text = "".join(parts)
+    befores = range(len(text) + 1) if data is None else [data.draw(st.integers(0, len(text)))]
+    for before in befores:
+        found = list(heading_starts(text, before))
+        assert found[::-1] == _plain_heading_starts(text, before), (text, before)
 
 
 @given(st.lists(st.sampled_from(["\r", "\n", "\r\n", "a", "学", "\udcff", "𠀀"]), max_size=30))
