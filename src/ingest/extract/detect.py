@@ -16,18 +16,16 @@ No claim, or the claims of two kinds at once, is UNKNOWN_FORMAT: never a best-ef
 from __future__ import annotations
 
 from ..records.vocab import Format
-from .parse.base import line_pieces
+from .parse.base import DETECTION_CHARS, line_pieces
 from .parse.item_frame import byline_at, entry_before_kv, first_marker
 from .parse.listing_heads import first_listing_head
 from .parse.topic_frame import locate
 from .parse.topic_list import stats_at
 
-_SCAN = 64 * 1024  # marks must show within the first 64 KiB
-
 
 def detect(text: str) -> tuple[Format | None, str, list[str]]:
     """Return the page kind (or None and why not) and the structural marks seen."""
-    head = text[:_SCAN]
+    head = text[:DETECTION_CHARS]
     lines = [s for piece in line_pieces(head) if (s := piece.strip())]
     if not lines:
         return None, "no text", []

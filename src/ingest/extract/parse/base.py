@@ -23,6 +23,8 @@ MAX_FIELD_CHARS = 20_000
 MAX_LISTINGS = 50_000
 #: A line longer than this (in a line-based page kind) is refused (LINE_TOO_LONG).
 MAX_LINE_CHARS = 100_000
+#: Detection reads this much of a page: its structural marks must show within it.
+DETECTION_CHARS = 64 * 1024
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _tuple_new = tuple.__new__
