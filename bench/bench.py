@@ -273,6 +273,7 @@ def show(
     print(f"ratio b/a : {b.wall / a.wall:7.2f}{spread}")
     for name, t in (("floor  (a)", a), ("ingest (b)", b)):
         print(f"cpu {name}: {_cpu_text(t)}")
+    print(f"cpu bound : {_bound_text(a, b, os.cpu_count() or 1)}")
     print(f"ingest timing (report.json of the last run): {report['timing']}")
     if opts.rerun:
         r = timed(ingest_cmd(c, jobs, engine), opts.tree)  # onto the publish (b) left
@@ -305,6 +306,22 @@ def _cpu_text(t: Timed) -> str:
     return (
         f"user {t.user:6.2f} s + sys {t.sys:5.2f} s = {busy:4.2f} cores busy;  "
         f"{t.faults / 1000:6.0f}k page faults"
+    )
+
+
+def least_ratio(a: Timed, b: Timed, cores: int) -> float:
+    """The least b/a ingest's CPU allows: its CPU seconds (code and kernel) spread over every
+    core with none ever idle, against the floor's wall time. A ratio above the goal while
+    this is below it can be closed by using the cores better; one whose bound is above it
+    only by less work."""
+    return (b.user + b.sys) / cores / a.wall if a.wall else 0.0
+
+
+def _bound_text(a: Timed, b: Timed, cores: int) -> str:
+    least = least_ratio(a, b, cores)
+    return (
+        f"ingest's CPU on {cores} core(s), all busy all the time: "
+        f"{least * a.wall:.2f} s, b/a at least {least:.2f}"
     )
 
 

@@ -119,3 +119,15 @@ def test_cold_rounds_where_the_cache_cannot_be_dropped_say_so(
     monkeypatch.setattr(bench, "DROP_CACHES", tmp_path / "no such folder" / "drop_caches")
     assert bench.main(["--size", "1MB", "--cold"]) == 2
     assert "--cold cannot drop the page cache" in capsys.readouterr().err
+
+
+def test_the_cpu_bound_spreads_ingests_cpu_over_every_core_against_the_floors_wall() -> None:
+    """The least ratio ingest's CPU allows: 10 s of its code and 2 s of the kernel on two
+    cores take at least 6 s; against a floor of 1.5 s that is 4× (a 3× goal then needs
+    less CPU, whatever the cores do)."""
+    bench = _bench()
+    floor = bench.Timed(1.5, 0, "", None, 1.2, 0.1, 0)
+    ingest = bench.Timed(9.0, 0, "", None, 10.0, 2.0, 0)
+    assert bench.least_ratio(floor, ingest, 2) == pytest.approx(4.0)
+    assert bench.least_ratio(floor, ingest, 4) == pytest.approx(2.0)
+    assert "6.00 s, b/a at least 4.00" in bench._bound_text(floor, ingest, 2)
