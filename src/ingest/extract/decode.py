@@ -67,7 +67,7 @@ def decode(data: bytes) -> Decoded:
     for magic, what in _MAGIC.items():
         if data.startswith(magic):
             return Decoded(None, None, None, 0, "BINARY_CONTENT", f"looks like a {what}")
-    nuls = data.count(0)
+    nuls = data.count(0) if 0 in data else 0  # a find stops at the first; a count reads all
     if nuls and nuls * 100 >= len(data):
         return Decoded(
             None,
