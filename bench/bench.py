@@ -274,6 +274,7 @@ def show(
     for name, t in (("floor  (a)", a), ("ingest (b)", b)):
         print(f"cpu {name}: {_cpu_text(t)}")
     print(f"cpu bound : {_bound_text(a, b, os.cpu_count() or 1)}")
+    print(f"cpu goal  : {_budget_text(a, b, os.cpu_count() or 1)}")
     print(f"ingest timing (report.json of the last run): {report['timing']}")
     if opts.rerun:
         r = timed(ingest_cmd(c, jobs, engine), opts.tree)  # onto the publish (b) left
@@ -322,6 +323,31 @@ def _bound_text(a: Timed, b: Timed, cores: int) -> str:
     return (
         f"ingest's CPU on {cores} core(s), all busy all the time: "
         f"{least * a.wall:.2f} s, b/a at least {least:.2f}"
+    )
+
+
+#: The goal: ingest within this many times the floor's wall time (issue 13).
+GOAL = 3.0
+
+
+def cpu_budget(a: Timed, b: Timed, cores: float, goal: float = GOAL) -> tuple[float, float]:
+    """The CPU seconds (code and kernel) ingest may spend to finish within ``goal`` × the
+    floor's wall with ``cores`` busy all the time, and the share of its CPU over that (0
+    when under): how much less work the goal asks, at a given use of the cores."""
+    spent = b.user + b.sys
+    budget = goal * a.wall * cores
+    return budget, max(0.0, 1 - budget / spent) if spent else 0.0
+
+
+def _budget_text(a: Timed, b: Timed, cores: int) -> str:
+    """The CPU the goal leaves at this run's own use of the cores, and with all of them."""
+    busy = (b.user + b.sys) / b.wall if b.wall else 0.0
+    as_run, cut = cpu_budget(a, b, busy)
+    every, least = cpu_budget(a, b, cores)
+    return (
+        f"{GOAL:g}x the floor leaves {as_run:.2f} s of CPU at this run's {busy:.2f} cores "
+        f"busy ({cut:.0%} less than ingest's {b.user + b.sys:.2f} s), {every:.2f} s with "
+        f"all {cores} busy ({least:.0%} less)"
     )
 
 

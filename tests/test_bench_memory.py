@@ -131,3 +131,17 @@ def test_the_cpu_bound_spreads_ingests_cpu_over_every_core_against_the_floors_wa
     assert bench.least_ratio(floor, ingest, 2) == pytest.approx(4.0)
     assert bench.least_ratio(floor, ingest, 4) == pytest.approx(2.0)
     assert "6.00 s, b/a at least 4.00" in bench._bound_text(floor, ingest, 2)
+
+
+def test_the_cpu_goal_says_how_much_less_work_3x_asks_at_the_runs_own_use_of_the_cores() -> None:
+    """12 s of CPU in a 9 s run keep 1.33 cores busy; 3× a 1.5 s floor is 4.5 s, in which
+    1.33 cores do 6 s of work (half of ingest's) and two cores 9 s (a quarter less)."""
+    bench = _bench()
+    floor = bench.Timed(1.5, 0, "", None, 1.2, 0.1, 0)
+    ingest = bench.Timed(9.0, 0, "", None, 10.0, 2.0, 0)
+    assert bench.cpu_budget(floor, ingest, 2) == pytest.approx((9.0, 0.25))
+    assert bench.cpu_budget(floor, ingest, 4) == pytest.approx((18.0, 0.0))  # under: no cut
+    text = bench._budget_text(floor, ingest, 2)
+    assert "leaves 6.00 s of CPU at this run's 1.33 cores busy" in text
+    assert "(50% less than ingest's 12.00 s)" in text
+    assert "9.00 s with all 2 busy (25% less)" in text
