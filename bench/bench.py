@@ -336,7 +336,8 @@ def cpu_budget(a: Timed, b: Timed, cores: float, goal: float = GOAL) -> tuple[fl
     when under): how much less work the goal asks, at a given use of the cores."""
     spent = b.user + b.sys
     budget = goal * a.wall * cores
-    return budget, max(0.0, 1 - budget / spent) if spent else 0.0
+    cut = max(0.0, 1 - budget / spent) if spent else 0.0
+    return budget, cut
 
 
 def _budget_text(a: Timed, b: Timed, cores: int) -> str:
