@@ -126,6 +126,16 @@ class Timed(NamedTuple):
     sys: float  # CPU seconds in the kernel on its behalf (page faults among them)
     faults: int  # minor page faults: first touches of memory and copies on write
 
+    @property
+    def cpu(self) -> float:
+        """CPU seconds in all: its code and the kernel."""
+        return self.user + self.sys
+
+    @property
+    def busy(self) -> float:
+        """How many cores it kept busy on average."""
+        return self.cpu / self.wall if self.wall else 0.0
+
 
 def timed(cmd: list[str], tree: bool = False) -> Timed:
     """Run a child and measure it (see :class:`Timed`)."""
@@ -303,9 +313,8 @@ def _cpu_text(t: Timed) -> str:
     """Where a child's time went: its code, the kernel (page faults: a first touch of memory
     or a copy on write costs microseconds on a virtual machine), and how many cores it kept
     busy on average."""
-    busy = (t.user + t.sys) / t.wall if t.wall else 0.0
     return (
-        f"user {t.user:6.2f} s + sys {t.sys:5.2f} s = {busy:4.2f} cores busy;  "
+        f"user {t.user:6.2f} s + sys {t.sys:5.2f} s = {t.busy:4.2f} cores busy;  "
         f"{t.faults / 1000:6.0f}k page faults"
     )
 
@@ -315,7 +324,7 @@ def least_ratio(a: Timed, b: Timed, cores: int) -> float:
     core with none ever idle, against the floor's wall time. A ratio above the goal while
     this is below it can be closed by using the cores better; one whose bound is above it
     only by less work."""
-    return (b.user + b.sys) / cores / a.wall if a.wall else 0.0
+    return b.cpu / cores / a.wall if a.wall else 0.0
 
 
 def _bound_text(a: Timed, b: Timed, cores: int) -> str:
@@ -334,20 +343,18 @@ def cpu_budget(a: Timed, b: Timed, cores: float, goal: float = GOAL) -> tuple[fl
     """The CPU seconds (code and kernel) ingest may spend to finish within ``goal`` × the
     floor's wall with ``cores`` busy all the time, and the share of its CPU over that (0
     when under): how much less work the goal asks, at a given use of the cores."""
-    spent = b.user + b.sys
     budget = goal * a.wall * cores
-    cut = max(0.0, 1 - budget / spent) if spent else 0.0
+    cut = max(0.0, 1 - budget / b.cpu) if b.cpu else 0.0
     return budget, cut
 
 
 def _budget_text(a: Timed, b: Timed, cores: int) -> str:
     """The CPU the goal leaves at this run's own use of the cores, and with all of them."""
-    busy = (b.user + b.sys) / b.wall if b.wall else 0.0
-    as_run, cut = cpu_budget(a, b, busy)
+    as_run, cut = cpu_budget(a, b, b.busy)
     every, least = cpu_budget(a, b, cores)
     return (
-        f"{GOAL:g}x the floor leaves {as_run:.2f} s of CPU at this run's {busy:.2f} cores "
-        f"busy ({cut:.0%} less than ingest's {b.user + b.sys:.2f} s), {every:.2f} s with "
+        f"{GOAL:g}x the floor leaves {as_run:.2f} s of CPU at this run's {b.busy:.2f} cores "
+        f"busy ({cut:.0%} less than ingest's {b.cpu:.2f} s), {every:.2f} s with "
         f"all {cores} busy ({least:.0%} less)"
     )
 
