@@ -74,15 +74,19 @@ def _write_pieces(fd: int, pieces: Iterable[bytes]) -> None:
     for piece in pieces:
         if len(piece) >= _FLUSH:
             if buf:
-                _write_all(fd, bytes(buf))
-                buf.clear()
+                _flush(fd, buf)
             _write_all(fd, piece)
             continue
         buf += piece
         if len(buf) >= _FLUSH:
-            _write_all(fd, bytes(buf))
-            buf.clear()
+            _flush(fd, buf)
+    _flush(fd, buf)
+
+
+def _flush(fd: int, buf: bytearray) -> None:
+    """Write what the buffer holds, and empty it."""
     _write_all(fd, bytes(buf))
+    buf.clear()
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
