@@ -283,8 +283,9 @@ def show(
     print(f"ratio b/a : {b.wall / a.wall:7.2f}{spread}")
     for name, t in (("floor  (a)", a), ("ingest (b)", b)):
         print(f"cpu {name}: {_cpu_text(t)}")
-    print(f"cpu bound : {_bound_text(a, b, os.cpu_count() or 1)}")
-    print(f"cpu goal  : {_budget_text(a, b, os.cpu_count() or 1)}")
+    cores = os.cpu_count() or 1
+    print(f"cpu bound : {_bound_text(a, b, cores)}")
+    print(f"cpu goal  : {_budget_text(a, b, cores)}")
     print(f"ingest timing (report.json of the last run): {report['timing']}")
     if opts.rerun:
         r = timed(ingest_cmd(c, jobs, engine), opts.tree)  # onto the publish (b) left
