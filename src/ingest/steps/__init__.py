@@ -143,7 +143,7 @@ STEPS: tuple[Step, ...] = (
         "parts",
         records,
         gather=parts,
-        needs=("published", "related", "langs", "settings"),
+        needs=("published", "related", "langs", "ages"),
     ),
     Step(
         "assemble",

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ..records.run import RunOutput
+from ..state.ages import Ages
 from ..state.index import IdIndex
 from ..state.previous import Previous, RunSettings
 from ..transform.components import Components
@@ -26,6 +27,7 @@ class Context:
     settings: RunSettings = field(default_factory=RunSettings)
     index: IdIndex = field(default_factory=IdIndex)  # the previous publish's items, indexed
     known: dict[str, str | None] = field(default_factory=dict)  # languages it decided
+    ages: Ages = field(default_factory=Ages)  # crawl days and windows of earlier crawls
     topics: Topics = field(default_factory=Topics)
     routes: Routes = field(default_factory=Routes)
     near: list[Edge] = field(default_factory=list)
@@ -55,7 +57,8 @@ class Context:
             for i in previous.items.values()
             if i.title_original
         }
-        return cls(previous, settings, IdIndex.of(previous), known)
+        ages = Ages.of(previous, settings.crawled_at)
+        return cls(previous, settings, IdIndex.of(previous), known, ages)
 
 
 @dataclass(frozen=True, slots=True)

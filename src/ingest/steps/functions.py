@@ -143,7 +143,7 @@ def language(title: str, _: list[None], ctx: Context) -> list[tuple[str, str | N
 
 
 def records(comp: Component, ctx: Context) -> list[Finished]:
-    return [finish(comp, ctx.published, ctx.related, ctx.langs, ctx.settings.crawled_at)]
+    return [finish(comp, ctx.published, ctx.related, ctx.langs, ctx.ages)]
 
 
 def parts(found: list[Finished], ctx: Context) -> list[Finished]:
