@@ -8,13 +8,14 @@ the earlier window replaces it with a warning.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import ITEM_PAGE, SEEDS, TOPIC_PAGE, Out
+from conftest import ITEM_PAGE, SEEDS, TOPIC_PAGE, Out, run_subprocess
 from ingest.cli import main
 
 AGE = "5 个月前"
@@ -107,3 +108,39 @@ def test_merge_keeps_the_day_of_the_pages_it_keeps(day1: Path, tmp_path: Path) -
     assert run(other, day1, "--merge", "--crawled-at", "2026-10-20") == 0
     assert aged(day1)["published_estimate"] == FIRST  # its item page: kept, of 09-30
     assert changes(day1) == []
+
+
+# --------------------------------------------------------------------------- --crawled-at
+
+
+@pytest.mark.parametrize(
+    "value", ["20261102", "2026-W45-1", "2026-11-02T00:00", "2026-1-5", "2026-02-30", ""]
+)
+def test_crawled_at_is_yyyy_mm_dd_only(value: str, tmp_path: Path) -> None:
+    proc = run_subprocess("run", str(SEEDS), "--out", str(tmp_path / "o"), "--crawled-at", value)
+    assert proc.returncode == 2
+    assert f"argument --crawled-at: not a date (YYYY-MM-DD): {value!r}" in proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_crawled_at_refuses_a_day_after_tomorrow(tmp_path: Path) -> None:
+    for _ in range(2):  # once more if the day turned while it ran
+        today = dt.date.today()
+        late = run_subprocess(
+            "run", str(SEEDS), "--out", str(tmp_path / "o"), "--crawled-at",
+            str(today + dt.timedelta(days=2)),
+        )  # fmt: skip
+        if dt.date.today() == today:
+            break
+    assert late.returncode == 2 and "is after tomorrow" in late.stderr
+    far = run_subprocess("run", "--out", str(tmp_path / "o"), "--crawled-at", "2099-12-31")
+    assert far.returncode == 2 and "2099-12-31 is after tomorrow" in far.stderr
+    assert not (tmp_path / "o").exists()
+    tomorrow = dt.date.today() + dt.timedelta(days=1)
+    assert run(SEEDS, tmp_path / "ok", "--crawled-at", str(tomorrow)) == 0
+
+
+def test_run_help_states_the_crawled_at_rule() -> None:
+    proc = run_subprocess("run", "--help")
+    text = " ".join(proc.stdout.split())
+    assert "YYYY-MM-DD only, no later than tomorrow" in text
