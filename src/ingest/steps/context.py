@@ -7,6 +7,7 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from ..records.internal import PageReject
 from ..records.run import RunOutput
 from ..state.ages import Ages
 from ..state.index import IdIndex
@@ -29,7 +30,9 @@ class Context:
     known: dict[str, str | None] = field(default_factory=dict)  # languages it decided
     ages: Ages = field(default_factory=Ages)  # crawl days and windows of earlier crawls
     topics: Topics = field(default_factory=Topics)
+    contested: frozenset[tuple[str, str]] = frozenset()  # topic pages whose versions differ?
     routes: Routes = field(default_factory=Routes)
+    aside: list[PageReject] = field(default_factory=list)  # listings of pages set aside
     near: list[Edge] = field(default_factory=list)
     order: list[Edge] = field(default_factory=list)
     components: Components = field(default_factory=Components)

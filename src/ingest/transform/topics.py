@@ -47,9 +47,11 @@ class Topics:
     warnings: list[str] = field(default_factory=list)
     slug_of: dict[str, str] = field(default_factory=dict)
     superseded: set[tuple[str, str]] = field(default_factory=set)  # (file, sha256), state
+    #: (file, sha256) → why: topic pages of a version another one wins over (.versions)
+    set_aside: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def routes(self) -> Routes:
-        return Routes(self.slug_of, self.superseded)
+        return Routes(self.slug_of, self.superseded, self.set_aside)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +61,11 @@ class Routes:
 
     slug_of: dict[str, str] = field(default_factory=dict)
     superseded: set[tuple[str, str]] = field(default_factory=set)
+    set_aside: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def keeps(self, page: PageResult) -> bool:
-        return not (page.from_state and (page.file, page.sha256) in self.superseded)
+        key = (page.file, page.sha256)
+        return not (page.from_state and key in self.superseded) and key not in self.set_aside
 
 
 def topics_of(facts: list[PageResult], ctx: object = None) -> Topics:
