@@ -73,6 +73,7 @@ class EarlierTopic(Struct, frozen=True, array_like=True, gc=False):
     slug: str
     digest: int | None
     line: int  # its line in topics.jsonl, from 0
+    key: str = ""  # its description's match key: a topic-list joins a topic by it
 
 
 class Earlier(Struct, frozen=True, gc=False):
@@ -117,6 +118,11 @@ def _line_digests(lines: bytes) -> Iterator[int]:
         yield xxh64_intdigest(view[start : lines.rfind(_SOURCES, start, end)])
         start = end + 1
     assert start == len(lines), "a JSON Lines piece whose last line has no line break"
+
+
+def description_key(description: str | None) -> str:
+    """The key a topic-list joins a topic by: its description's match key."""
+    return match_key(description) if description else ""
 
 
 def facts(
@@ -204,7 +210,7 @@ def written(run: RunOutput, items: Witness, topics: Witness) -> bytes:
                 for n, (item, d) in enumerate(zip(run.items, item_digests, strict=True))
             ],
             [
-                EarlierTopic(t.slug, d, n)
+                EarlierTopic(t.slug, d, n, description_key(t.description))
                 for n, (t, d) in enumerate(zip(run.topics, topic_digests, strict=True))
             ],
             {

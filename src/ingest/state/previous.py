@@ -40,6 +40,7 @@ from .earlier import (
     Earlier,
     EarlierItem,
     EarlierTopic,
+    description_key,
     facts,
     read,
 )
@@ -110,6 +111,15 @@ class Previous:
             )
         doc.pop("sources", None)
         return doc
+
+    def topic_slugs(self) -> dict[str, str]:
+        """The slug of each earlier topic by its description key (the smallest slug of a
+        key two topics share)."""
+        out: dict[str, str] = {}
+        for slug in sorted(self.topics, reverse=True):
+            if key := self.topics[slug].key:
+                out[key] = slug
+        return out
 
     def forget_records(self) -> None:
         """Let go of the earlier items and topics (a large publish's are hundreds of
@@ -217,7 +227,10 @@ def _from_json(prev: Previous, folder: Path, evidence: dict[str, ItemEvidence]) 
         prev.items[item_id] = _earlier_item(item_id, doc, evidence.get(item_id), prev, n)
         if (window := _window(folder / ITEMS, item_id, doc)) is not None:
             prev.windows[item_id] = window
-    prev.topics = {slug: EarlierTopic(slug, None, n) for n, slug in enumerate(sorted(topics))}
+    prev.topics = {
+        slug: EarlierTopic(slug, None, n, description_key(topics[slug].get("description")))
+        for n, slug in enumerate(sorted(topics))
+    }
 
 
 def _earlier_item(

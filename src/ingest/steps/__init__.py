@@ -33,7 +33,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..normalize.language import warm as warm_languages
-from ..transform.topics import topics_of
 from .context import Context, Engine, Started, Step, formed_groups
 from .functions import (
     as_dict,
@@ -65,6 +64,7 @@ from .functions import (
     set_aside,
     signatures_of,
     summary,
+    topics,
     with_known,
     with_slugs,
 )
@@ -73,7 +73,7 @@ __all__ = ["STEPS", "Context", "Engine", "Step", "formed_groups", "run_steps"]
 
 STEPS: tuple[Step, ...] = (
     Step("parse", "map", "inputs", "pages", parse, pool=True, progress=True),
-    Step("topics", "map", "pages", "topics", page_facts, gather=topics_of),
+    Step("topics", "map", "pages", "topics", page_facts, gather=topics),
     Step("contested", "driver", "", "contested", contested_pages, needs=("topics",)),
     # the topics again, with one version of each topic page (the others set aside)
     Step(

@@ -17,7 +17,7 @@ from ..transform.merge import Component, resolve_component
 from ..transform.near import Signed, near_edges, signed
 from ..transform.records import Finished, Lid, finish, related_lids
 from ..transform.report import assemble
-from ..transform.topics import Routes, Topics, page_identity
+from ..transform.topics import Routes, Topics, page_identity, topics_of
 from ..transform.units import Edge, keyed, summary_key, units_of
 from ..transform.versions import REASON, Page, contested, settle_versions, version
 from .context import Context, formed_groups
@@ -31,6 +31,12 @@ def page_facts(page: PageResult, ctx: Context) -> list[PageResult]:
     facts = page.facts()
     facts.identity = page_identity(page)
     return [facts]
+
+
+def topics(found: list[PageResult], ctx: Context) -> Topics:
+    """The pages joined into topics; a topic only a topic-list shows keeps the slug the
+    previous publish had for its description (its page may be back tomorrow)."""
+    return topics_of(found, ctx.previous.topic_slugs())
 
 
 def contested_pages(ctx: Context) -> frozenset[Page]:
