@@ -33,6 +33,7 @@ from ..state.changes import changes_against, counts
 from ..state.previous import Previous, RunSettings
 from .identity import Ids
 from .records import Finished, TopicEntry, to_reject
+from .suspects import suspected
 from .topics import TopicGroup
 from .versions import with_set_aside
 
@@ -206,8 +207,9 @@ def assemble(
     topics, checks = build_topics(groups, entries, warnings)
     conflicts: list[Conflict] = [c for p in parts for c in p.conflicts]
     warnings.extend(w for p in parts for w in p.warnings)
-    report = build_report(results, parts, items, topics, checks, rejects, conflicts, warnings)
     changes = changes_against(previous, items, topics, ids.merged)
+    warnings.extend(suspected(previous, items, changes))
+    report = build_report(results, parts, items, topics, checks, rejects, conflicts, warnings)
     had = previous.sequence > 0
     run = RunInfo(
         mode=settings.mode,
