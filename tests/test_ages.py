@@ -17,6 +17,7 @@ import pytest
 
 from conftest import ITEM_PAGE, SEEDS, TOPIC_PAGE, Out, run_subprocess
 from ingest.cli import main
+from test_earlier import as_version_1
 
 AGE = "5 个月前"
 FIRST = {"earliest": "2026-03-30", "latest": "2026-05-15"}
@@ -108,6 +109,25 @@ def test_merge_keeps_the_day_of_the_pages_it_keeps(day1: Path, tmp_path: Path) -
     assert run(other, day1, "--merge", "--crawled-at", "2026-10-20") == 0
     assert aged(day1)["published_estimate"] == FIRST  # its item page: kept, of 09-30
     assert changes(day1) == []
+
+
+def test_a_publish_read_from_its_json_keeps_its_windows_too(day1: Path, tmp_path: Path) -> None:
+    """A state without ``earlier.msgpack`` (version 1) is read from the records' JSON: the
+    windows come from items.jsonl, and an undated run of a new label keeps them."""
+    as_version_1(day1)
+    assert run(relabelled(tmp_path / "d2", "6 个月前"), day1) == 0
+    assert aged(day1)["published_estimate"] == FIRST
+
+
+def test_an_edited_window_that_is_no_date_is_one_line(day1: Path) -> None:
+    items = day1 / "items.jsonl"
+    text = items.read_text("utf-8")
+    items.write_text(text.replace('"earliest":"2026-03-30"', '"earliest":"2026-13-30"'), "utf-8")
+    proc = run_subprocess("run", str(SEEDS), "--out", str(day1))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert (
+        "items.jsonl" in proc.stderr and "published_estimate that is not two dates" in proc.stderr
+    )
 
 
 # --------------------------------------------------------------------------- --crawled-at
