@@ -215,17 +215,20 @@ def _header_page(header: str, *listings: str) -> str:
 
 
 def test_topics_without_a_url(ingest: Any, tmp_path: Path) -> None:
-    """No URL: the slug is derived from name and description; two copies of one header are
-    one topic, and another header is another topic."""
+    """No URL: the slug is derived from name and description; two pages of one header are
+    one topic (two versions of it: one is used), and another header is another topic."""
     one = _header_page("主题甲 主题甲的描述。", listing(1, "甲", S1))
     two = _header_page("主题甲 主题甲的描述。", listing(1, "乙", S2))
     other = _header_page("主题乙 主题乙的描述。", listing(1, "丙", S3))
     out = ingest(write_files(tmp_path / "in", {"a.txt": one, "b.txt": two, "c.txt": other}))
     slugs = {t["slug"]: [s["file"] for s in t["sources"]] for t in out.topics}
     assert slugs == {
-        derived_slug("主题甲 主题甲的描述。"): ["a.txt", "b.txt"],
+        derived_slug("主题甲 主题甲的描述。"): ["b.txt"],
         derived_slug("主题乙 主题乙的描述。"): ["c.txt"],
     }
+    assert [(r["file"], r["reason"]) for r in out.rejects] == [
+        ("a.txt", "TOPIC_VERSION_SUPERSEDED")
+    ]
     assert not [w for w in out.report["warnings"] if "COLLISION" in w]
 
 
@@ -280,9 +283,9 @@ def test_every_page_of_a_topic_gets_its_header_settled(ingest: Any, tmp_path: Pa
     flattened one is still warned about."""
     url = " - 网站：[https://oplearnx.com/topics/t]()"
     plain = _header_page("名字" + url, listing(1, "甲", S1)).replace("# 名字", "# 名字\n描述。", 1)
-    flat = _header_page("名字 描述 另一段。" + url, listing(1, "乙", S2))
+    flat = _header_page("名字 描述 另一段。" + url, listing(1, "甲", S1))  # one version
     orders = set()
-    for pad in range(8):  # both orders of the two pages' sha256
+    for pad in range(16):  # both orders of the two pages' sha256
         files = {"a.txt": plain + "\n" * pad, "b.txt": flat}
         orders.add(
             hashlib.sha256(files["a.txt"].encode()).hexdigest()
@@ -306,26 +309,20 @@ def test_a_near_duplicate_merge_is_recorded_as_a_decision(ingest: Any, tmp_path:
     )
 
 
-def test_two_ranks_on_one_topic_are_a_conflict(ingest: Any, tmp_path: Path) -> None:
-    """Two versions of one topic page (URL variants) number a resource differently."""
+def test_two_versions_of_one_topic_never_mix_ranks(ingest: Any, tmp_path: Path) -> None:
+    """Two versions of one topic page (URL variants) number the resources differently: one
+    version is used (of as many listings, the file name that sorts last), never both."""
     a = _page("alpha", listing(1, "甲", S1), listing(2, "乙", S2))
     b = _page("alpha", listing(1, "乙", S2), listing(2, "甲", S1)).replace("alpha]", "alpha/]")
     out = ingest(write_files(tmp_path / "in", {"a.txt": a, "b.txt": b}))
-    item = out.by_title("甲")
-    first = min(("a.txt", a), ("b.txt", b), key=lambda f: hashlib.sha256(f[1].encode()).digest())
-    rank = 1 if first[0] == "a.txt" else 2
-    assert item["topics"] == [
-        {"slug": "alpha", "rank": rank, "level": "beginner", "level_label": "入门"}
+    assert out.by_title("甲")["topics"] == [
+        {"slug": "alpha", "rank": 2, "level": "beginner", "level_label": "入门"}
     ]
-    [conflict] = [c for c in out.report["conflicts"] if c["record"] == item["id"]]
-    assert conflict == {
-        "record": item["id"],
-        "field": "topics[alpha].rank",
-        "chosen": str(rank),
-        "values": [
-            {"value": "1", "sources": ["a.txt: listing 1"]},
-            {"value": "2", "sources": ["b.txt: listing 2"]},
-        ],
+    assert out.by_title("乙")["topics"][0]["rank"] == 1
+    assert out.report["conflicts"] == []
+    assert {(r["file"], r["locator"]) for r in out.rejects} == {
+        ("a.txt", "listing 1"),
+        ("a.txt", "listing 2"),
     }
 
 

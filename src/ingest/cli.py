@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import datetime as dt
 import os
+import re
 import signal
 import sys
 import threading
@@ -153,7 +154,9 @@ def _parser() -> argparse.ArgumentParser:
         "--crawled-at",
         type=_date,
         metavar="YYYY-MM-DD",
-        help="the day the pages were saved: fills published_estimate from relative ages",
+        help="the day the pages were saved, as YYYY-MM-DD only, no later than tomorrow: "
+        "dates the relative ages (published_estimate); a page's bytes keep the day they "
+        "were first crawled, and each crawl only narrows an item's window",
     )
     r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     r.set_defaults(func=cmd_run)
@@ -188,10 +191,25 @@ def _positive(s: str) -> int:
 
 
 def _date(s: str) -> dt.date:
+    """A crawl day: ``YYYY-MM-DD`` only (not the other forms ISO 8601 and
+    ``date.fromisoformat`` take, ``20261102`` or ``2026-W45-1``), no later than tomorrow by
+    this machine's clock (a zone ahead may be a day on; a later day dates ages wrong)."""
     try:
-        return dt.date.fromisoformat(s)
+        day = dt.date.fromisoformat(s) if _DAY.fullmatch(s) else None
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {s!r}") from None
+        day = None
+    if day is None:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {s!r}")
+    tomorrow = dt.date.today() + dt.timedelta(days=1)
+    if day > tomorrow:
+        raise argparse.ArgumentTypeError(
+            f"{s} is after tomorrow ({tomorrow}): the day the pages were saved cannot be "
+            "in the future"
+        )
+    return day
+
+
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 PUBLISH_HELP = """\

@@ -84,7 +84,11 @@ class Item(Out, frozen=True):
     published_ago: str | None
     published_estimate: Annotated[
         PublishedEstimate | None,
-        Meta(description="Dates published_ago can mean, from --crawled-at; null without it"),
+        Meta(
+            description="Dates published_ago can mean, from the day its page was first "
+            "crawled (--crawled-at), narrowed by every later crawl; null when no crawl gave "
+            "a date"
+        ),
     ]
     rating: str | None
     collected_on: dt.date | None

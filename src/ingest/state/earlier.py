@@ -4,8 +4,9 @@ A run needs three things of the publish it replaces: the facts identity weighs t
 item again (its summary and original-title keys, link, kind, places...), the languages it
 decided, and, for the change set, whether each record changed. Per item the file keeps its
 :class:`Facts`, the publish that first had its id, its original title and language, its
-line in ``items.jsonl`` and a digest of its JSON without ``sources``; per topic its line in
-``topics.jsonl`` and digest. The next run reads this one file (0.1 s at 100 MB) where it
+line in ``items.jsonl`` and a digest of its JSON without ``sources``, and its
+``published_estimate`` (the window the next crawl narrows, :mod:`.ages`); per topic its
+line in ``topics.jsonl`` and digest. The next run reads this one file (0.1 s at 100 MB) where it
 decoded ``items.jsonl`` and ``evidence.jsonl`` (state version 1) and keyed every summary
 again (about 1 s); a record whose digest is the same as its new one has not changed, and
 only a record whose digest differs has its line read and compared field by field.
@@ -17,6 +18,7 @@ unknown, every record compared field by field.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
@@ -71,6 +73,7 @@ class EarlierTopic(Struct, frozen=True, array_like=True, gc=False):
     slug: str
     digest: int | None
     line: int  # its line in topics.jsonl, from 0
+    key: str = ""  # its description's match key: a topic-list joins a topic by it
 
 
 class Earlier(Struct, frozen=True, gc=False):
@@ -81,6 +84,9 @@ class Earlier(Struct, frozen=True, gc=False):
     topics_file: int  # xxh64 of topics.jsonl
     items: list[EarlierItem]
     topics: list[EarlierTopic]
+    #: item id → its published_estimate (earliest, latest), for the items that have one;
+    #: None in a file written before it was kept (the records are read as JSON then)
+    windows: dict[str, tuple[dt.date, dt.date]] | None = None
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -112,6 +118,11 @@ def _line_digests(lines: bytes) -> Iterator[int]:
         yield xxh64_intdigest(view[start : lines.rfind(_SOURCES, start, end)])
         start = end + 1
     assert start == len(lines), "a JSON Lines piece whose last line has no line break"
+
+
+def description_key(description: str | None) -> str:
+    """The key a topic-list joins a topic by: its description's match key."""
+    return match_key(description) if description else ""
 
 
 def facts(
@@ -199,9 +210,14 @@ def written(run: RunOutput, items: Witness, topics: Witness) -> bytes:
                 for n, (item, d) in enumerate(zip(run.items, item_digests, strict=True))
             ],
             [
-                EarlierTopic(t.slug, d, n)
+                EarlierTopic(t.slug, d, n, description_key(t.description))
                 for n, (t, d) in enumerate(zip(run.topics, topic_digests, strict=True))
             ],
+            {
+                i.id: (i.published_estimate.earliest, i.published_estimate.latest)
+                for i in run.items
+                if i.published_estimate is not None
+            },
         )
     )
 

@@ -20,6 +20,7 @@ from .. import SCHEMA_VERSION
 from ..errors import PublishError, UsageError
 from ..extract.discover import StoredPage
 from ..records.run import Alongside, Content, RunOutput
+from .ages import earliest, first_days
 from .previous import STATE, STATE_VERSION, PageRef, Previous
 
 #: Reads the bytes of an input file by the name records give it (None: not an input).
@@ -66,7 +67,8 @@ def state_files(
     pack_name = f"pages-{sequence}.pack"
     earlier = _live_earlier(prev, run)
     crawled = {r.sha256 + r.file: r.crawled_at for r in prev.pages}
-    now = run.report.run.crawled_at.isoformat() if run.report.run.crawled_at else None
+    first = first_days(prev.pages)  # an input's bytes are dated by their first crawl
+    today = run.report.run.crawled_at
     refs: list[PageRef] = []
     written: dict[str, PageRef] = {}
     to_pack: list[tuple[str, str, bool]] = []  # (file, sha256, from the state)
@@ -79,7 +81,9 @@ def state_files(
             ref = written[f.sha256] = PageRef(f.file, f.sha256, f.bytes, pack_name, size)
             to_pack.append((f.file, f.sha256, f.origin == "state"))
             size += f.bytes
-        day = crawled.get(f.sha256 + f.file) if f.origin == "state" else now
+        day = (
+            crawled.get(f.sha256 + f.file) if f.origin == "state" else _iso(first, f.sha256, today)
+        )
         refs.append(PageRef(f.file, ref.sha256, ref.size, ref.pack, ref.offset, day))
     files: dict[str, Content] = {
         f"{STATE}/manifest.json": partial(_manifest, sequence, refs),
@@ -95,6 +99,12 @@ def state_files(
     elif to_pack:
         files[f"{STATE}/{pack_name}"] = Alongside(partial(_pack, to_pack, prev, read_input))
     return files, links
+
+
+def _iso(first: dict[str, dt.date], sha256: str, today: dt.date | None) -> str | None:
+    """The crawl day of an input's bytes (see :mod:`.ages`), as the manifest writes it."""
+    day = earliest(first.get(sha256), today)
+    return None if day is None else day.isoformat()
 
 
 def _pack(pages: list[tuple[str, str, bool]], prev: Previous, read: InputReader) -> Iterator[bytes]:

@@ -40,6 +40,7 @@ from .earlier import (
     Earlier,
     EarlierItem,
     EarlierTopic,
+    description_key,
     facts,
     read,
 )
@@ -79,6 +80,8 @@ class Previous:
     pages: list[PageRef] = field(default_factory=list)
     folder: Path | None = None  # where it was read from
     has_pages: bool = False  # False for a publish older than schema 1.1
+    #: item id → its published_estimate as (earliest, latest), where it had one
+    windows: dict[str, tuple[dt.date, dt.date]] = field(default_factory=dict)
     #: The records as JSON without their sources, by entity and key: all of them for a
     #: publish read from its JSON; for one read from state/earlier.msgpack, those the
     #: change set asked for (see :meth:`compared`).
@@ -108,6 +111,15 @@ class Previous:
             )
         doc.pop("sources", None)
         return doc
+
+    def topic_slugs(self) -> dict[str, str]:
+        """The slug of each earlier topic by its description key (the smallest slug of a
+        key two topics share)."""
+        out: dict[str, str] = {}
+        for slug in sorted(self.topics, reverse=True):
+            if key := self.topics[slug].key:
+                out[key] = slug
+        return out
 
     def forget_records(self) -> None:
         """Let go of the earlier items and topics (a large publish's are hundreds of
@@ -152,9 +164,10 @@ def load(folder: Path) -> Previous:
     if manifest is not None:
         _read_pages(prev, folder, manifest)
     earlier = read(folder / STATE / EARLIER) if state >= 2 else None
-    if earlier is not None and _names_the_files(earlier, folder):
+    if earlier is not None and earlier.windows is not None and _names_the_files(earlier, folder):
         prev.items = {e.id: e for e in earlier.items}
         prev.topics = {t.slug: t for t in earlier.topics}
+        prev.windows = earlier.windows
     else:
         _from_json(prev, folder, _evidence(folder, state, earlier))
     return prev
@@ -212,7 +225,12 @@ def _from_json(prev: Previous, folder: Path, evidence: dict[str, ItemEvidence]) 
     prev.json = {"item": items, "topic": topics}
     for n, (item_id, doc) in enumerate(sorted(items.items())):
         prev.items[item_id] = _earlier_item(item_id, doc, evidence.get(item_id), prev, n)
-    prev.topics = {slug: EarlierTopic(slug, None, n) for n, slug in enumerate(sorted(topics))}
+        if (window := _window(folder / ITEMS, item_id, doc)) is not None:
+            prev.windows[item_id] = window
+    prev.topics = {
+        slug: EarlierTopic(slug, None, n, description_key(topics[slug].get("description")))
+        for n, slug in enumerate(sorted(topics))
+    }
 
 
 def _earlier_item(
@@ -235,6 +253,20 @@ def _earlier_item(
     )
     since = ev.since if ev is not None else max(prev.sequence, 1)
     return EarlierItem(item_id, since, found, title, doc.get("original_language"), None, line)
+
+
+def _window(path: Path, item_id: str, doc: dict[str, Any]) -> tuple[dt.date, dt.date] | None:
+    """An earlier item's published_estimate as (earliest, latest), if it has one."""
+    found = doc.get("published_estimate")
+    if found is None:
+        return None
+    try:
+        return dt.date.fromisoformat(found["earliest"]), dt.date.fromisoformat(found["latest"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(
+            f"cannot read the previous publish: {str(path)!r}: item {item_id!r} has a "
+            f"published_estimate that is not two dates: {found!r}"
+        ) from e
 
 
 class _ReportHead(msgspec.Struct):

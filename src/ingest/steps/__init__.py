@@ -33,7 +33,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..normalize.language import warm as warm_languages
-from ..transform.topics import topics_of
 from .context import Context, Engine, Started, Step, formed_groups
 from .functions import (
     as_dict,
@@ -42,24 +41,30 @@ from .functions import (
     by_title,
     by_topic,
     components,
+    contested_pages,
     edges,
     identity_claims,
     language,
     listing_titles,
     minted_to_published,
     near,
+    one_version,
     order_pairs,
     output,
     page_facts,
+    page_version,
     parse,
     parts,
     published_ids,
     records,
+    rejected,
     related,
     resolve,
     routes,
+    set_aside,
     signatures_of,
     summary,
+    topics,
     with_known,
     with_slugs,
 )
@@ -68,9 +73,15 @@ __all__ = ["STEPS", "Context", "Engine", "Step", "formed_groups", "run_steps"]
 
 STEPS: tuple[Step, ...] = (
     Step("parse", "map", "inputs", "pages", parse, pool=True, progress=True),
-    Step("topics", "map", "pages", "topics", page_facts, gather=topics_of),
+    Step("topics", "map", "pages", "topics", page_facts, gather=topics),
+    Step("contested", "driver", "", "contested", contested_pages, needs=("topics",)),
+    # the topics again, with one version of each topic page (the others set aside)
+    Step(
+        "versions", "map", "pages", "topics", page_version, gather=one_version, needs=("contested",)
+    ),
     Step("routes", "driver", "", "routes", routes, needs=("topics",)),
     Step("listings", "map", "pages", "listings", with_slugs, needs=("routes",)),
+    Step("set aside", "map", "pages", "aside", set_aside, gather=rejected, needs=("routes",)),
     Step(
         "order",
         "group",
@@ -143,7 +154,7 @@ STEPS: tuple[Step, ...] = (
         "parts",
         records,
         gather=parts,
-        needs=("published", "related", "langs", "settings"),
+        needs=("published", "related", "langs", "ages"),
     ),
     Step(
         "assemble",
@@ -151,7 +162,7 @@ STEPS: tuple[Step, ...] = (
         "",
         "output",
         output,
-        needs=("topics", "parts", "previous", "settings", "ids"),
+        needs=("topics", "parts", "previous", "settings", "ids", "aside"),
     ),
 )
 

@@ -7,7 +7,9 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from ..records.internal import PageReject
 from ..records.run import RunOutput
+from ..state.ages import Ages
 from ..state.index import IdIndex
 from ..state.previous import Previous, RunSettings
 from ..transform.components import Components
@@ -26,8 +28,11 @@ class Context:
     settings: RunSettings = field(default_factory=RunSettings)
     index: IdIndex = field(default_factory=IdIndex)  # the previous publish's items, indexed
     known: dict[str, str | None] = field(default_factory=dict)  # languages it decided
+    ages: Ages = field(default_factory=Ages)  # crawl days and windows of earlier crawls
     topics: Topics = field(default_factory=Topics)
+    contested: frozenset[tuple[str, str]] = frozenset()  # topic pages whose versions differ?
     routes: Routes = field(default_factory=Routes)
+    aside: list[PageReject] = field(default_factory=list)  # listings of pages set aside
     near: list[Edge] = field(default_factory=list)
     order: list[Edge] = field(default_factory=list)
     components: Components = field(default_factory=Components)
@@ -55,7 +60,8 @@ class Context:
             for i in previous.items.values()
             if i.title_original
         }
-        return cls(previous, settings, IdIndex.of(previous), known)
+        ages = Ages.of(previous, settings.crawled_at)
+        return cls(previous, settings, IdIndex.of(previous), known, ages)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..extract.pages import extract_page
+from ..extract.parse.base import excerpt
 from ..normalize.language import language_of
-from ..records.internal import Listing, PageResult
+from ..records.internal import Listing, PageReject, PageResult
 from ..records.run import RunOutput
 from ..transform.align import OrderPoint, order_point, topic_edges
 from ..transform.components import Components, label_components
@@ -16,8 +17,9 @@ from ..transform.merge import Component, resolve_component
 from ..transform.near import Signed, near_edges, signed
 from ..transform.records import Finished, Lid, finish, related_lids
 from ..transform.report import assemble
-from ..transform.topics import Routes, page_identity
+from ..transform.topics import Routes, Topics, page_identity, topics_of
 from ..transform.units import Edge, keyed, summary_key, units_of
+from ..transform.versions import REASON, Page, contested, settle_versions, version
 from .context import Context, formed_groups
 
 
@@ -31,12 +33,52 @@ def page_facts(page: PageResult, ctx: Context) -> list[PageResult]:
     return [facts]
 
 
+def topics(found: list[PageResult], ctx: Context) -> Topics:
+    """The pages joined into topics; a topic only a topic-list shows keeps the slug the
+    previous publish had for its description (its page may be back tomorrow)."""
+    return topics_of(found, ctx.previous.topic_slugs())
+
+
+def contested_pages(ctx: Context) -> frozenset[Page]:
+    return contested(ctx.topics)
+
+
+def page_version(page: PageResult, ctx: Context) -> list[tuple[Page, int]]:
+    """The version of a topic page another file of its topic may differ from (only those:
+    a version digests the page's text)."""
+    key = (page.file, page.sha256)
+    return [(key, version(page))] if key in ctx.contested else []
+
+
+def one_version(found: list[tuple[Page, int]], ctx: Context) -> Topics:
+    """The topics with one version of each topic page, the others set aside."""
+    return settle_versions(ctx.topics, dict(found), ctx.ages.day)
+
+
 def routes(ctx: Context) -> Routes:
     return ctx.topics.routes()
 
 
 def with_slugs(page: PageResult, ctx: Context) -> list[Listing]:
     return keyed(page.with_slugs(ctx.routes.slug_of)) if ctx.routes.keeps(page) else []
+
+
+def set_aside(page: PageResult, ctx: Context) -> list[PageReject]:
+    """The listings of a topic page of a version another one won over, rejected."""
+    why = ctx.routes.set_aside.get((page.file, page.sha256))
+    if why is None:
+        return []
+    return [PageReject(x.prov, REASON, why, _shown(x), True) for x in page.listings]
+
+
+def _shown(x: Listing) -> str:
+    """A topic-page listing much as the page shows it, for a reject's excerpt."""
+    label = " · ".join(v for v in (x.kind_label, x.level_label) if v)
+    return excerpt(f"{x.rank}. [{x.title_zh or ''}]（{label}）：{x.summary_zh}")
+
+
+def rejected(found: list[PageReject], ctx: Context) -> list[PageReject]:
+    return found
 
 
 def by_summary(xs: list[Listing], ctx: Context) -> list[list[tuple[str, None]]]:
@@ -143,7 +185,7 @@ def language(title: str, _: list[None], ctx: Context) -> list[tuple[str, str | N
 
 
 def records(comp: Component, ctx: Context) -> list[Finished]:
-    return [finish(comp, ctx.published, ctx.related, ctx.langs, ctx.settings.crawled_at)]
+    return [finish(comp, ctx.published, ctx.related, ctx.langs, ctx.ages)]
 
 
 def parts(found: list[Finished], ctx: Context) -> list[Finished]:
@@ -152,4 +194,6 @@ def parts(found: list[Finished], ctx: Context) -> list[Finished]:
 
 def output(ctx: Context) -> RunOutput:
     t = ctx.topics
-    return assemble(t.pages, t.groups, t.warnings, ctx.parts, ctx.previous, ctx.settings, ctx.ids)
+    return assemble(
+        t.pages, t.groups, t.warnings, ctx.parts, ctx.previous, ctx.settings, ctx.ids, ctx.aside
+    )

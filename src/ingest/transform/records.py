@@ -16,7 +16,6 @@ from typing import Any
 import msgspec
 from msgspec import structs
 
-from ..normalize.ages import estimate
 from ..normalize.language import language_of
 from ..records.internal import Listing, PageReject, Provenance
 from ..records.output import (
@@ -24,11 +23,11 @@ from ..records.output import (
     Decision,
     DecisionSide,
     Item,
-    PublishedEstimate,
     Reject,
     Source,
 )
 from ..records.vocab import Format, kind_of
+from ..state.ages import Ages
 from .merge import Component, Join, Resolved
 
 Lid = tuple[str, int]
@@ -83,13 +82,13 @@ def finish(
     ids: Mapping[str, str],
     id_of: Mapping[Lid, str],
     langs: Mapping[str, str | None] | None = None,
-    crawled: dt.date | None = None,
+    ages: Ages | None = None,
 ) -> Finished:
     """Build the output records of one resolved component.
 
     ``ids`` gives the published id of each minted one (one it lacks is its own), ``id_of``
     the (minted) id of every related-reading listing, ``langs`` the languages already known
-    of original titles.
+    of original titles, ``ages`` the crawl days and earlier windows of relative ages.
     """
     out = Finished(near_merges=comp.near_merges, order_joins=comp.order_joins)
     out.warnings.extend(comp.warnings)
@@ -97,7 +96,7 @@ def finish(
         out.rejects.append(to_reject(rj))
         out.rejected_per_file[rj.prov.file] = out.rejected_per_file.get(rj.prov.file, 0) + 1
     for r in comp.items:
-        item = _item(r, ids, id_of, langs or {}, crawled, out.warnings)
+        item = _item(r, ids, id_of, langs or {}, ages or Ages(), out.warnings)
         out.items.append(item)
         out.entries.extend(_entries(r, item.id))
         out.conflicts.extend(
@@ -127,7 +126,7 @@ def _item(
     ids: Mapping[str, str],
     id_of: Mapping[Lid, str],
     langs: Mapping[str, str | None],
-    crawled: dt.date | None,
+    ages: Ages,
     warnings: list[str],
 ) -> Item:
     f = r.fields
@@ -135,7 +134,7 @@ def _item(
     item_id = ids.get(r.id, r.id)
     if any(kind_of(label) == "other" for label in {x.kind_label for x in r.members} if label):
         warnings.append(f"item {item_id}: UNKNOWN_KIND: label {f['kind_label']!r}")
-    estimate = _estimate(item_id, f["published_ago"], _crawled(r, crawled), warnings)
+    estimate = ages.window(item_id, f["published_ago"], _crawled(r, ages), warnings)
     related = [ids.get(m, m) for m in (id_of[lid] for lid in r.related if lid in id_of)]
     sources = [_source(p) for p in sorted((x.prov for x in r.members), key=_source_order)]
     return Item(  # checked against the contract where it is written (records.serial)
@@ -173,23 +172,15 @@ def _language(title: str | None, langs: Mapping[str, str | None]) -> str | None:
     return langs[title] if title in langs else language_of(title)
 
 
-def _crawled(r: Resolved, today: dt.date | None) -> dt.date | None:
-    """The crawl day of the page whose relative age the item shows: this run's, or the
-    one recorded for a page an earlier publish kept (None when that run had none)."""
+def _crawled(r: Resolved, ages: Ages) -> dt.date | None:
+    """The crawl day of the page whose relative age the item shows: the first day its
+    bytes were crawled (this run's, or one an earlier publish recorded, as for the pages
+    ``--merge`` keeps; None: no run was told one)."""
     shown = r.fields["published_ago"]
     source = next((x for x in r.members if x.published_ago == shown), None)
-    return source.crawled_at if source is not None and source.stored else today
-
-
-def _estimate(
-    item_id: str, label: str | None, crawled: dt.date | None, warnings: list[str]
-) -> PublishedEstimate | None:
-    found = estimate(label, crawled)
-    if found is None:
-        if label is not None and crawled is not None:
-            warnings.append(f"item {item_id}: AGE_UNKNOWN: {label!r} is not a relative age")
-        return None
-    return PublishedEstimate(earliest=found[0], latest=found[1])
+    if source is None:
+        return ages.today
+    return ages.day(source.prov.sha256)
 
 
 def _source(p: Provenance) -> Source:

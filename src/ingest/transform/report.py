@@ -12,7 +12,7 @@ from typing import Literal
 from msgspec import structs
 
 from .. import SCHEMA_VERSION, __version__
-from ..records.internal import PageResult
+from ..records.internal import PageReject, PageResult
 from ..records.output import (
     Conflict,
     Decision,
@@ -33,7 +33,9 @@ from ..state.changes import changes_against, counts
 from ..state.previous import Previous, RunSettings
 from .identity import Ids
 from .records import Finished, TopicEntry, to_reject
+from .suspects import suspected
 from .topics import TopicGroup
+from .versions import with_set_aside
 
 
 def build_topics(
@@ -192,9 +194,12 @@ def assemble(
     previous: Previous,
     settings: RunSettings,
     ids: Ids,
+    aside: Iterable[PageReject] = (),
 ) -> RunOutput:
     """Gather the finished parts into the outputs, check the accounting, and set what the
-    run changed against ``previous`` (``ids``: what the identity step decided)."""
+    run changed against ``previous`` (``ids``: what the identity step decided; ``aside``:
+    the listings of topic pages set aside, :mod:`.versions`)."""
+    results = with_set_aside(results, aside)
     items = sorted((i for p in parts for i in p.items), key=lambda i: i.id)
     rejects = [to_reject(rj) for r in results for rj in r.rejects]
     rejects.extend(rj for p in parts for rj in p.rejects)
@@ -202,8 +207,9 @@ def assemble(
     topics, checks = build_topics(groups, entries, warnings)
     conflicts: list[Conflict] = [c for p in parts for c in p.conflicts]
     warnings.extend(w for p in parts for w in p.warnings)
-    report = build_report(results, parts, items, topics, checks, rejects, conflicts, warnings)
     changes = changes_against(previous, items, topics, ids.merged)
+    warnings.extend(suspected(previous, items, changes))
+    report = build_report(results, parts, items, topics, checks, rejects, conflicts, warnings)
     had = previous.sequence > 0
     run = RunInfo(
         mode=settings.mode,

@@ -13,6 +13,7 @@ batch still yields a topic, its slug derived from the description (with a warnin
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..normalize.text import match_key
@@ -47,9 +48,11 @@ class Topics:
     warnings: list[str] = field(default_factory=list)
     slug_of: dict[str, str] = field(default_factory=dict)
     superseded: set[tuple[str, str]] = field(default_factory=set)  # (file, sha256), state
+    #: (file, sha256) → why: topic pages of a version another one wins over (.versions)
+    set_aside: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def routes(self) -> Routes:
-        return Routes(self.slug_of, self.superseded)
+        return Routes(self.slug_of, self.superseded, self.set_aside)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,19 +62,22 @@ class Routes:
 
     slug_of: dict[str, str] = field(default_factory=dict)
     superseded: set[tuple[str, str]] = field(default_factory=set)
+    set_aside: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def keeps(self, page: PageResult) -> bool:
-        return not (page.from_state and (page.file, page.sha256) in self.superseded)
+        key = (page.file, page.sha256)
+        return not (page.from_state and key in self.superseded) and key not in self.set_aside
 
 
-def topics_of(facts: list[PageResult], ctx: object = None) -> Topics:
-    """Join the pages (facts only, in any order) into topics."""
+def topics_of(facts: list[PageResult], earlier: Mapping[str, str] | None = None) -> Topics:
+    """Join the pages (facts only, in any order) into topics; ``earlier``: the slugs of an
+    earlier publish's topics by description key."""
     found = sorted(facts, key=lambda r: (r.file, r.sha256, r.from_state))
     superseded = _superseded(found)
     kept = Routes(superseded=superseded).keeps  # the same test as each page's listings get
     pages = [r for r in found if kept(r)]
     warnings: list[str] = []
-    groups = join_topics(pages, warnings)
+    groups = join_topics(pages, warnings, earlier or {})
     slug_of = {r.file: r.slug for r in pages if r.slug is not None}
     return Topics(pages, groups, warnings, slug_of, superseded)
 
@@ -107,7 +113,9 @@ def derived_slug(text: str) -> str:
     return "topic-" + hashlib.blake2b(match_key(text).encode(), digest_size=6).hexdigest()
 
 
-def join_topics(results: list[PageResult], warnings: list[str]) -> dict[str, TopicGroup]:
+def join_topics(
+    results: list[PageResult], warnings: list[str], earlier: Mapping[str, str]
+) -> dict[str, TopicGroup]:
     """Group topic pages and topic-lists by topic; set each page's slug."""
     groups: dict[str, TopicGroup] = {}
     by_key: dict[str, set[str]] = {}
@@ -122,7 +130,7 @@ def join_topics(results: list[PageResult], warnings: list[str]) -> dict[str, Top
         r.slug = h.slug
     lists = sorted((r for r in results if r.stats is not None), key=lambda r: r.sha256)
     for r in lists:
-        slug = _join_list(r, by_key, groups, warnings)
+        slug = _join_list(r, by_key, groups, warnings, earlier)
         groups.setdefault(slug, TopicGroup(slug)).lists.append(r)
         r.slug = slug
     _settle_headers(groups, warnings)
@@ -153,7 +161,11 @@ def _settle_slugs(pages: list[PageResult], warnings: list[str]) -> None:
 
 
 def _join_list(
-    r: PageResult, by_key: dict[str, set[str]], groups: dict[str, TopicGroup], warns: list[str]
+    r: PageResult,
+    by_key: dict[str, set[str]],
+    groups: dict[str, TopicGroup],
+    warns: list[str],
+    earlier: Mapping[str, str],
 ) -> str:
     assert r.stats is not None
     slugs = sorted(by_key.get(r.stats.description_key, ()))
@@ -164,11 +176,15 @@ def _join_list(
         )
     if slugs:
         return slugs[0]
-    slug = derived_slug(r.stats.description)
+    kept = earlier.get(r.stats.description_key)
+    if kept is not None and not (kept in groups and groups[kept].pages):
+        slug, how = kept, "kept from the previous publish's topic of this description"
+    else:
+        slug, how = derived_slug(r.stats.description), "derived from it"
     if slug not in groups:
         warns.append(
             f"{r.file}: line 1: TOPIC_PAGE_MISSING: no topic page with this "
-            f"description in the batch; slug {slug} derived from it"
+            f"description in the batch; slug {slug} {how}"
         )
     return slug
 
