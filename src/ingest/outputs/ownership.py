@@ -19,6 +19,7 @@ from pathlib import Path
 from .. import SCHEMA_VERSION
 from ..errors import UsageError
 from ..records.run import FILES, PAGE
+from ..state.integrity import MANIFEST, Seal
 from ..state.previous import MARKER, STATE, STATE_VERSION
 from .atomic import KEEP_FILES
 
@@ -28,15 +29,24 @@ OWNED = frozenset({*FILES, PAGE, MARKER, STATE, *KEEP_FILES})
 LEGACY_FILES = frozenset({"items.jsonl", "topics.jsonl", "rejects.jsonl", "report.json"})
 
 
-def marker(kind: str = "publish") -> bytes:
-    """The marker's bytes: written by ingest, which schema and state, what kind of folder."""
-    doc = {
+def marker(kind: str = "publish", state_manifest: str | None = None) -> bytes:
+    """The marker's bytes: written by ingest, which schema and state, what kind of folder,
+    and (a publish) the checksum of its state's manifest."""
+    doc: dict[str, object] = {
         "written_by": "ingest",
         "kind": kind,
         "schema_version": SCHEMA_VERSION,
         "state_version": STATE_VERSION,
     }
+    if state_manifest is not None:
+        doc["state_manifest"] = state_manifest
     return json.dumps(doc, indent=1).encode() + b"\n"
+
+
+def sealed_marker(seal: Seal) -> list[bytes]:
+    """A publish's marker, once its state's manifest is written (see
+    :mod:`ingest.state.integrity`)."""
+    return [marker(state_manifest=seal.sum_of(f"{STATE}/{MANIFEST}").xxh3_128)]
 
 
 def target_of(out_dir: Path, flag: str = "--out") -> Path:
