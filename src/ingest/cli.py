@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from . import SCHEMA_VERSION, __version__
-from .commands import cmd_publish, cmd_run, cmd_schema, cmd_validate
+from .commands import cmd_publish, cmd_repair, cmd_run, cmd_schema, cmd_validate
 from .engines.heap import until_exit
 from .errors import IngestError
 from .outputs.stops import Stopped, Stops
@@ -40,6 +40,7 @@ examples:
   ingest publish out/                        # into ./out.sqlite
   ingest publish out/ --db postgresql://site@db.example:5432/site
   ingest validate out/
+  ingest repair out/                         # rebuild a damaged state/
   ingest schema --write
 """
 
@@ -164,6 +165,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     v.add_argument("dir", nargs="?", default="out/", metavar="DIR", help="default: out/")
     v.set_defaults(func=cmd_validate)
+    _add_repair(sub)
     s = sub.add_parser(
         "schema",
         help="print or write the JSON Schemas",
@@ -174,6 +176,29 @@ def _parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_schema)
     _add_publish(sub)
     return p
+
+
+REPAIR_HELP = """\
+Rebuild the state of the publish in DIR (default: out/) when a run refused it as
+damaged: from the publish's own records (items.jsonl, topics.jsonl) and the pages whose
+bytes still match their sha256. What is whole is kept; the records are not touched; the
+new state is published atomically. Says what it could not keep.
+
+exit codes: 0 the state is whole (it was, or is now, with nothing lost);
+            1 repaired, but something could not be kept (said on stderr);
+            2 cannot repair (not a publish, its records unreadable, output locked).
+"""
+
+
+def _add_repair(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "repair",
+        help="rebuild a damaged state/ from the publish's records and pages",
+        description=REPAIR_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("dir", nargs="?", default="out/", metavar="DIR", help="default: out/")
+    p.set_defaults(func=cmd_repair)
 
 
 def _positive(s: str) -> int:

@@ -119,6 +119,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_repair(args: argparse.Namespace) -> int:
+    from .outputs.repair import repair
+
+    done = repair(Path(args.dir), args.stops)
+    if done.damage is None:
+        print(f"{args.dir}: the state is whole; nothing to repair")
+        return 0
+    print(f"ingest: repaired the state of {args.dir!r} ({done.damage}): {'; '.join(done.done)}")
+    for line in done.lost:
+        print(f"ingest: repair could not keep {line}", file=sys.stderr)
+    return 1 if done.lost else 0
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from .schema import schemas, write_schemas
 

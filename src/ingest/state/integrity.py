@@ -118,14 +118,23 @@ def repair_command(folder: Path) -> str:
     return f"ingest repair {shlex.quote(str(folder))}"
 
 
-def damaged(folder: Path, what: str) -> UsageError:
+class DamagedState(UsageError):
+    """A state that is not what was written: ``what`` says which file and how; the
+    message adds the command that rebuilds it."""
+
+    def __init__(self, folder: Path, what: str) -> None:
+        super().__init__(
+            f"the state of the publish in {str(folder)!r} is damaged: {what}. Nothing was "
+            f"changed; rebuild the state from the publish's records and pages with: "
+            f"{repair_command(folder)}"
+        )
+        self.what = what
+
+
+def damaged(folder: Path, what: str) -> DamagedState:
     """The one-line refusal of a damaged state: which file, and the command that rebuilds
     it from the publish's own records and pages."""
-    return UsageError(
-        f"the state of the publish in {str(folder)!r} is damaged: {what}. Nothing was "
-        f"changed; rebuild the state from the publish's records and pages with: "
-        f"{repair_command(folder)}"
-    )
+    return DamagedState(folder, what)
 
 
 def checked(folder: Path, reads: tuple[int, ...]) -> Checked | None:
@@ -154,6 +163,26 @@ def checked(folder: Path, reads: tuple[int, ...]) -> Checked | None:
     if sealed_by is None:
         raise damaged(folder, f"the checksum of {STATE}/{MANIFEST} is missing from {MARKER}")
     return Checked(manifest, _listed(folder, manifest))
+
+
+def read_manifest(folder: Path) -> tuple[dict[str, Any] | None, bool]:
+    """The manifest as well as it can be read (None: not at all), and whether it is the
+    one ``.ingest`` names (a state without checksums: whether it decodes)."""
+    try:
+        marker = _marker(folder)
+    except UsageError:
+        marker = {}
+    try:
+        data = (folder / STATE / MANIFEST).read_bytes()
+        doc = msgspec.json.decode(data)
+    except (OSError, msgspec.DecodeError):
+        return None, False
+    if not isinstance(doc, dict):
+        return None, False
+    sealed_by = marker.get("state_manifest")
+    if sealed_by is None:
+        return doc, doc.get("state_version") in (1, 2)
+    return doc, sealed_by == digest(data)
 
 
 def _marker(folder: Path) -> dict[str, Any]:

@@ -91,7 +91,9 @@ def state_files(
         day = crawled.get(f.sha256 + f.file) if f.origin == "state" else now
         refs.append(PageRef(f.file, ref.sha256, ref.size, ref.pack, ref.offset, day))
     manifest = f"{STATE}/{MANIFEST}"  # its own checksum goes into the marker
-    files = {manifest: seal.sealed(manifest, Closing(partial(_manifest, sequence, refs, seal)))}
+    files = {
+        manifest: seal.sealed(manifest, Closing(partial(manifest_bytes, sequence, refs, seal)))
+    }
     assert prev.folder is not None or not earlier
     links = {}
     for name in sorted({r.pack for r in refs} - {pack_name}):  # checked as the state was read
@@ -154,7 +156,9 @@ def _bytes_of(
     return data
 
 
-def _manifest(sequence: int, refs: Iterable[PageRef], seal: Seal) -> list[bytes]:
+def manifest_bytes(sequence: int, refs: Iterable[PageRef], seal: Seal) -> list[bytes]:
+    """The state's manifest: its version, the publish's sequence, every other file of
+    ``state/`` with its checksum (from ``seal``, once they are written) and the pages."""
     doc = {
         "state_version": STATE_VERSION,
         "schema_version": SCHEMA_VERSION,
