@@ -20,7 +20,6 @@ import contextlib
 import ctypes
 import errno
 import os
-import re
 import shutil
 import stat
 from collections.abc import Callable, Iterable, Mapping
@@ -29,6 +28,7 @@ from pathlib import Path
 
 from ..errors import PublishError
 from ..records.run import Alongside, Apart, Closing, Content, content_bytes
+from .beside import clean_stale, side_path
 from .faults import FAULT_ENV, FAULT_POINTS, Fault
 from .files import (
     Writing,
@@ -38,7 +38,6 @@ from .files import (
     read_pieces,
     write_file,
 )
-from .lock import is_held
 from .stops import Stops, held
 
 __all__ = [
@@ -90,22 +89,6 @@ def _real(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
-def side_path(out_dir: Path, kind: str, pid: int | None = None) -> Path:
-    """What a run of this process (or ``pid``) keeps beside ``out_dir`` while it works:
-    ``staging``, ``old`` or ``pack`` (the names :func:`clean_stale` knows)."""
-    return out_dir.parent / f".{out_dir.name}.{kind}-{os.getpid() if pid is None else pid}"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _describe(target: Path, e: OSError) -> str:
     reason = e.strerror or str(e)
     where = f" (at {str(e.filename)!r})" if e.filename and str(e.filename) != str(target) else ""
@@ -118,36 +101,6 @@ def _check_names(names: Iterable[str]) -> None:
         parts = name.split("/")
         if len(parts) > 2 or any(p in ("", ".", "..") or "\0" in p for p in parts):
             raise ValueError(f"output file name must be a plain file name, got {name!r}")
-
-
-def clean_stale(out_dir: Path) -> None:
-    """Remove staging/old folders and page packs written ahead by earlier runs of ``out_dir``.
-
-    Without the lock only folders of this pid or of dead pids are touched. When this process
-    holds ``OutputLock(out_dir)`` no other run can be publishing, so all of them are stale
-    (this also covers a recycled pid). An ``old`` folder with no ``out_dir`` means a fallback
-    swap was interrupted between its two renames: it is moved back into place.
-    """
-    pattern = re.compile(rf"\.{re.escape(out_dir.name)}\.(staging|old|pack)-(\d+)")
-    locked = is_held(out_dir)
-    for entry in os.scandir(out_dir.parent):
-        match = pattern.fullmatch(entry.name)
-        if match is None:
-            continue
-        pid = int(match.group(2))
-        if match.group(1) == "pack":  # a page pack written ahead (see .ahead)
-            if pid != os.getpid() and (locked or not _pid_alive(pid)):
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
-            continue
-        if not entry.is_dir(follow_symlinks=False):
-            continue
-        if not (locked or pid == os.getpid() or not _pid_alive(pid)):
-            continue
-        if match.group(1) == "old" and not os.path.lexists(out_dir):
-            os.rename(entry.path, out_dir)
-        else:
-            shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def _keep_files(out_dir: Path, files: Mapping[str, Content]) -> dict[str, bytes]:

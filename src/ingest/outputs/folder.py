@@ -23,7 +23,8 @@ from ..state.integrity import Seal
 from ..state.pages import InputReader, state_files
 from ..state.previous import MARKER, STATE, Previous, load
 from .ahead import PackAhead, pack_ahead
-from .atomic import clean_stale, publish, side_path
+from .atomic import publish
+from .beside import clean_stale, side_path
 from .faults import Fault
 from .lock import OutputLock
 from .ownership import check_owned, marker, sealed_marker
