@@ -10,6 +10,7 @@ leave no staging folder behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -336,3 +337,45 @@ def test_sigterm_while_parsing_in_worker_processes(
     assert snapshot(out) == prev
     assert "Traceback" not in err, err[-2000:]
     assert_recovers(out, new)
+
+
+def test_a_signal_at_any_moment_of_a_run_says_truly_which_publish_is_live(
+    tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot]
+) -> None:
+    """SIGTERM and SIGINT at moments spread over a run, from the lock taken to past its
+    end: whatever the folder holds afterwards (the previous publish or the new one) is
+    what the one line said, and nothing is left beside it."""
+    _, prev, new = refs
+
+    def locked(out: Path) -> tuple[subprocess.Popen[str], float]:
+        proc = start(out)
+        lock = out.parent / f".{out.name}.lock"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            with contextlib.suppress(OSError):
+                if f'"pid": {proc.pid}' in lock.read_text():
+                    break
+            time.sleep(0.005)
+        return proc, time.monotonic()
+
+    proc, began = locked(previous_output(refs, tmp_path / "timed"))
+    assert finish(proc) == (0, "")
+    rest = time.monotonic() - began  # from the lock taken to the end
+    for k in range(8):
+        out = previous_output(refs, tmp_path / f"at{k}")
+        proc, _ = locked(out)
+        time.sleep(rest * k / 6)
+        sig = signal.SIGTERM if k % 2 else signal.SIGINT
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(sig)
+        code, err = finish(proc)
+        what = "terminated" if sig == signal.SIGTERM else "interrupted"
+        after = f"ingest: {what} after publishing: the new publish in {str(out)!r} is live\n"
+        if code == 0 or err == after:
+            live = new
+        else:
+            assert err == f"ingest: {what} before publishing: {str(out)!r} is left as it was\n"
+            live = prev
+        assert code in (0, 128 + sig), (k, code, err)
+        assert snapshot(out) == live, (k, err)
+        assert leftovers(out.parent) == [], k
