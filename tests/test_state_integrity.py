@@ -185,6 +185,39 @@ def test_a_damaged_marker_checksum_is_refused_and_repaired(
     assert run(out) == 0
 
 
+def test_a_marker_that_no_longer_reads_is_written_again_by_repair(
+    out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The marker says the folder is ingest's: unreadable, a run refuses the folder (as
+    anything not ingest's) and names repair, which writes it again."""
+    flip(out / ".ingest", 2, 0x40)  # a space becomes a backtick: not JSON
+    before = snapshot(out)
+    assert run(out) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith(
+        f"its .ingest file is not ingest's marker; if it is a publish whose marker was "
+        f"damaged: ingest repair {out}\n"
+    ), err
+    assert snapshot(out) == before
+    said, err = repaired(out, capsys, 0)
+    assert "(.ingest cannot be read" in said and err == ""
+    assert run(out) == 0 and (out / "changes.jsonl").read_bytes() == b""
+
+
+def test_repair_leaves_the_guards_refused_output_alone(
+    out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = Path(shutil.copytree(SEEDS, tmp_path / "bad"))
+    (bad / "empty.txt").write_bytes(b"")
+    assert run(out, "--strict", dumps=bad) == 1
+    refused_dir = out.with_name("out.refused")
+    before = snapshot(refused_dir)
+    capsys.readouterr()
+    assert main(["repair", str(refused_dir)]) == 2
+    assert "holds ingest's 'refused' output, not a publish" in capsys.readouterr().err
+    assert snapshot(refused_dir) == before
+
+
 def test_a_crafted_manifest_with_its_own_checksum_cannot_reach_outside_state(
     out: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

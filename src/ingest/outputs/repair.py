@@ -11,6 +11,7 @@ one atomic swap, like a run's, so a reader never sees a folder half repaired.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from functools import partial
@@ -24,7 +25,7 @@ from ..state.previous import MARKER, READS, STATE
 from ..state.rebuild import rebuilt
 from .atomic import KEEP_FILES, publish
 from .lock import OutputLock
-from .ownership import check_owned, sealed_marker
+from .ownership import OWNED, check_owned, sealed_marker, target_of
 from .published import load_publish
 from .stops import Stops
 
@@ -38,9 +39,29 @@ class Repair:
     lost: list[str] = field(default_factory=list)
 
 
+def _owned(out_dir: Path) -> Path:
+    """The folder, if ingest may replace it: as a run would have it, or a publish whose
+    marker is damaged (nothing in it but what a publish holds; its records are read and
+    checked before anything is written)."""
+    try:
+        return check_owned(out_dir, "repair")
+    except UsageError:
+        target = target_of(out_dir, "repair")
+        entries = set(os.listdir(target)) if target.is_dir() else set()
+        if MARKER not in entries or "report.json" not in entries or not entries <= OWNED:
+            raise
+        try:
+            ours = json.loads((target / MARKER).read_bytes()).get("written_by") == "ingest"
+        except (OSError, ValueError, AttributeError):
+            ours = False
+        if ours:  # refused for another reason (the shrink guard's output, ...)
+            raise
+        return target
+
+
 def repair(out_dir: Path, stops: Stops | None = None) -> Repair:
     """Rebuild the state of the publish in ``out_dir`` if it is damaged."""
-    target = check_owned(out_dir, "repair")
+    target = _owned(out_dir)
     if not (target / "report.json").is_file():
         raise UsageError(f"{str(out_dir)!r} holds no publish of ingest run to repair")
     if stops is not None:

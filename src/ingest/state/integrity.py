@@ -192,7 +192,9 @@ def _marker(folder: Path) -> dict[str, Any]:
         return {}  # a publish of schema 1.0
     except (OSError, ValueError) as e:
         raise damaged(folder, f"{MARKER} cannot be read ({e})") from e
-    return doc if isinstance(doc, dict) else {}
+    if not isinstance(doc, dict) or doc.get("written_by") != "ingest":
+        raise damaged(folder, f"{MARKER} is not ingest's marker")
+    return doc
 
 
 def _read(folder: Path, path: Path) -> bytes:
