@@ -174,6 +174,16 @@ def test_a_missing_state_file_is_refused_at_the_start(
     assert run(out) == 0 and pages_hold_their_bytes(out) == sorted(p.name for p in SEEDS.iterdir())
 
 
+def test_a_file_in_state_its_manifest_does_not_list_is_refused(
+    out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every file of state/ carries a checksum: one that does not is not used, nor carried."""
+    (out / STATE / "cache-1.msgpack").write_bytes(b"\x90")
+    assert "state/cache-1.msgpack is not in its manifest" in refused(out, capsys)
+    repaired(out, capsys, 0)
+    assert not (out / STATE / "cache-1.msgpack").exists() and run(out) == 0
+
+
 def test_a_damaged_marker_checksum_is_refused_and_repaired(
     out: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -230,7 +240,7 @@ def test_a_crafted_manifest_with_its_own_checksum_cannot_reach_outside_state(
         (None, [{**manifest(out)["pages"][0], "offset": 10**9}]),
     ):
         doc = manifest(out)
-        doc["files"] = files or doc["files"]
+        doc["files"] = {**doc["files"], **(files or {})}
         doc["pages"] = pages or doc["pages"]
         data = json.dumps(doc).encode()
         (out / MANIFEST).write_bytes(data)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -215,12 +216,14 @@ def _decoded(folder: Path, data: bytes) -> dict[str, Any]:
 
 
 def _listed(folder: Path, manifest: Mapping[str, Any]) -> dict[str, FileSum]:
-    """Every file the manifest lists, checked: there, of its size, of its digest; and
-    every page it names inside a file it lists."""
+    """Every file of ``state/`` listed, and every file the manifest lists checked: there,
+    of its size, of its digest; and every page it names inside a file it lists."""
     try:
         files = msgspec.convert(manifest["files"], dict[str, FileSum])
     except (KeyError, msgspec.ValidationError) as e:
         raise damaged(folder, f"{STATE}/{MANIFEST} has no list of files ({e})") from e
+    for name in sorted(set(os.listdir(folder / STATE)) - {MANIFEST, *files}):
+        raise damaged(folder, f"{STATE}/{name} is not in its manifest")
     for name, listed in files.items():
         if "/" in name or name in ("", ".", "..", MANIFEST):
             raise damaged(folder, f"{STATE}/{MANIFEST} lists a file {name!r}")
