@@ -22,6 +22,7 @@ from xxhash import xxh3_128_hexdigest
 
 from conftest import SEEDS, TOPIC_LIST, TOPIC_PAGE, run_subprocess
 from ingest.cli import main
+from ingest.outputs.lock import OutputLock
 from test_state import snapshot
 
 STATE = "state"
@@ -279,6 +280,11 @@ def test_repair_refuses_what_it_cannot_rebuild_in_one_line(
         assert main(["repair", str(folder)]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and words in err and "Traceback" not in err, err
+    assert snapshot(out) == before
+    with OutputLock(out):  # a run holds the folder
+        assert main(["repair", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is in use by another ingest run" in err, err
     assert snapshot(out) == before
 
 

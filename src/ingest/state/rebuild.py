@@ -45,7 +45,9 @@ def rebuilt(folder: Path, run: RunOutput, items: bytes, topics: bytes) -> Rebuil
     and checked) and ``items`` and ``topics`` (the bytes of its two files of records)."""
     for name, data in ((ITEMS, items), (TOPICS, topics)):
         if data and not data.endswith(b"\n"):
-            raise UsageError(f"cannot repair {str(folder)!r}: {name} does not end with a line")
+            raise UsageError(
+                f"cannot repair {str(folder)!r}: {name} does not end with a line break"
+            )
     manifest, trusted = read_manifest(folder)
     out = Rebuilt()
     _earlier(out, folder, run, items, topics, _listed(manifest).get(EARLIER))
