@@ -27,6 +27,7 @@ from conftest import ROOT, SEEDS, TOPIC_PAGE
 from ingest.cli import main
 from ingest.outputs import atomic as write
 from ingest.outputs.faults import AFTER_SWAP, BEFORE_SWAP
+from ingest.outputs.stops import Stops
 
 CHILD = Path(__file__).with_name("_write_child.py")
 PRE_SWAP = BEFORE_SWAP
@@ -268,6 +269,31 @@ def test_a_signal_at_every_point_says_truly_which_publish_is_live(
         assert snapshot(out) == (new if point in AFTER_SWAP else prev), point
         assert leftovers(out.parent) == [], point
         assert_recovers(out, new)
+
+
+@pytest.mark.parametrize("point", ["after_stage_write", "after_swap", "after_cleanup"])
+def test_python_s_own_ctrl_c_is_told_as_truly(
+    tmp_path: Path,
+    refs: tuple[Path, Snapshot, Snapshot],
+    point: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Where Python's own SIGINT handler is in place (before ingest's is installed, or
+    after it is taken back), the KeyboardInterrupt it raises is told as truly."""
+    _, prev, new = refs
+    out = previous_output(refs, tmp_path / "w")
+    monkeypatch.setattr(Stops, "installed", lambda self: contextlib.nullcontext(self))
+    monkeypatch.setenv(write.FAULT_ENV, f"{point}:int")
+    assert run_in_process(out) == 130
+    live = point != "after_stage_write"
+    said = (
+        f"after publishing: the new publish in {str(out)!r} is live"
+        if live
+        else f"before publishing: {str(out)!r} is left as it was"
+    )
+    assert capsys.readouterr().err == f"ingest: interrupted {said}\n"
+    assert snapshot(out) == (new if live else prev) and leftovers(out.parent) == []
 
 
 def test_what_a_kill_after_the_swap_leaves_goes_with_the_next_run_even_a_refused_one(

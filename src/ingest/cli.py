@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import datetime as dt
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -71,8 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Stopped as e:
         print(f"ingest: {e}", file=sys.stderr)
         return e.code
-    except KeyboardInterrupt:  # raised before the handler was installed
-        print("ingest: interrupted; the previous output is left as it was", file=sys.stderr)
+    except KeyboardInterrupt:  # Python's own handler, before ours was installed or after
+        print(f"ingest: {args.stops.message(signal.SIGINT)}", file=sys.stderr)
         return 130
     return code
 
