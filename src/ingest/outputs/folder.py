@@ -2,10 +2,10 @@
 
 Entering it refuses a folder ingest may not replace (see :mod:`.ownership`), takes the
 folder's lock and removes what killed runs left beside the folder, before any input is
-read. :meth:`FolderWriter.write` publishes the outputs,
-the marker and the state in one atomic swap; :meth:`FolderWriter.write_refused` puts a
-run the shrink guard refused beside the folder, for inspection, and leaves the folder as
-it was.
+read. :meth:`FolderWriter.write` publishes the outputs, the marker and the state (every
+file of it sealed with its checksum, see :mod:`ingest.state.integrity`) in one atomic
+swap; :meth:`FolderWriter.write_refused` puts a run the shrink guard (or ``--strict``)
+refused beside the folder, for inspection, and leaves the folder as it was.
 """
 
 from __future__ import annotations

@@ -151,10 +151,9 @@ def load(folder: Path) -> Previous:
     prev = Previous(folder=folder)
     prev.sequence = int((report.get("run") or {}).get("sequence", 1))
     found = checked_state(folder, READS)  # every file of state/, before any is used
-    manifest = None if found is None else found.manifest
-    state = 0 if manifest is None else _state_version(folder, manifest)
-    if found is not None and manifest is not None:
-        _read_pages(prev, folder, manifest)
+    state = 0 if found is None else _state_version(folder, found.manifest)
+    if found is not None:
+        _read_pages(prev, folder, found.manifest)
         prev.files = found.files
     earlier = read(folder / STATE / EARLIER) if state >= 2 else None
     if earlier is not None and _names_the_files(earlier, folder):
