@@ -120,8 +120,9 @@ def repair_command(folder: Path) -> str:
 
 
 class DamagedState(UsageError):
-    """A state that is not what was written: ``what`` says which file and how; the
-    message adds the command that rebuilds it."""
+    """A state that is not what was written, refused in one line: ``what`` says which file
+    and how; the message adds the command that rebuilds it from the publish's own records
+    and pages."""
 
     def __init__(self, folder: Path, what: str) -> None:
         super().__init__(
@@ -132,29 +133,23 @@ class DamagedState(UsageError):
         self.what = what
 
 
-def damaged(folder: Path, what: str) -> DamagedState:
-    """The one-line refusal of a damaged state: which file, and the command that rebuilds
-    it from the publish's own records and pages."""
-    return DamagedState(folder, what)
-
-
 def checked(folder: Path, reads: tuple[int, ...]) -> Checked | None:
     """The state of the publish in ``folder`` (None: it has none, a publish of schema
-    1.0), every file checked; :func:`damaged` when one is not what was written. A state
+    1.0), every file checked; :class:`DamagedState` when one is not what was written. A state
     of a version not in ``reads`` is returned unchecked (its reader refuses it)."""
     marker = _marker(folder)
     sealed_by = marker.get("state_manifest")
     path = folder / STATE / MANIFEST
     if not path.is_file():
         if sealed_by is not None:
-            raise damaged(folder, f"{STATE}/{MANIFEST} is missing")
+            raise DamagedState(folder, f"{STATE}/{MANIFEST} is missing")
         return None
     data = _read(folder, path)
     version = marker.get("state_version")
     if isinstance(version, int) and version not in reads:
         return Checked(_decoded(folder, data), {})
     if sealed_by is not None and sealed_by != digest(data):
-        raise damaged(folder, f"{STATE}/{MANIFEST} does not match its checksum in {MARKER}")
+        raise DamagedState(folder, f"{STATE}/{MANIFEST} does not match its checksum in {MARKER}")
     manifest = _decoded(folder, data)
     version = manifest.get("state_version")
     if not isinstance(version, int) or version not in reads:
@@ -162,7 +157,7 @@ def checked(folder: Path, reads: tuple[int, ...]) -> Checked | None:
     if version < SEALED:
         return Checked(manifest, _legacy(folder, manifest))
     if sealed_by is None:
-        raise damaged(folder, f"the checksum of {STATE}/{MANIFEST} is missing from {MARKER}")
+        raise DamagedState(folder, f"the checksum of {STATE}/{MANIFEST} is missing from {MARKER}")
     return Checked(manifest, _listed(folder, manifest))
 
 
@@ -192,9 +187,9 @@ def _marker(folder: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}  # a publish of schema 1.0
     except (OSError, ValueError) as e:
-        raise damaged(folder, f"{MARKER} cannot be read ({e})") from e
+        raise DamagedState(folder, f"{MARKER} cannot be read ({e})") from e
     if not isinstance(doc, dict) or doc.get("written_by") != "ingest":
-        raise damaged(folder, f"{MARKER} is not ingest's marker")
+        raise DamagedState(folder, f"{MARKER} is not ingest's marker")
     return doc
 
 
@@ -202,16 +197,16 @@ def _read(folder: Path, path: Path) -> bytes:
     try:
         return path.read_bytes()
     except OSError as e:
-        raise damaged(folder, f"{STATE}/{path.name} cannot be read ({e.strerror})") from e
+        raise DamagedState(folder, f"{STATE}/{path.name} cannot be read ({e.strerror})") from e
 
 
 def _decoded(folder: Path, data: bytes) -> dict[str, Any]:
     try:
         doc = msgspec.json.decode(data)
     except msgspec.DecodeError as e:
-        raise damaged(folder, f"{STATE}/{MANIFEST} is not JSON ({e})") from e
+        raise DamagedState(folder, f"{STATE}/{MANIFEST} is not JSON ({e})") from e
     if not isinstance(doc, dict):
-        raise damaged(folder, f"{STATE}/{MANIFEST} is not an object")
+        raise DamagedState(folder, f"{STATE}/{MANIFEST} is not an object")
     return doc
 
 
@@ -221,21 +216,21 @@ def _listed(folder: Path, manifest: Mapping[str, Any]) -> dict[str, FileSum]:
     try:
         files = msgspec.convert(manifest["files"], dict[str, FileSum])
     except (KeyError, msgspec.ValidationError) as e:
-        raise damaged(folder, f"{STATE}/{MANIFEST} has no list of files ({e})") from e
+        raise DamagedState(folder, f"{STATE}/{MANIFEST} has no list of files ({e})") from e
     for name in sorted(set(os.listdir(folder / STATE)) - {MANIFEST, *files}):
-        raise damaged(folder, f"{STATE}/{name} is not in its manifest")
+        raise DamagedState(folder, f"{STATE}/{name} is not in its manifest")
     for name, listed in files.items():
         if "/" in name or name in ("", ".", "..", MANIFEST):
-            raise damaged(folder, f"{STATE}/{MANIFEST} lists a file {name!r}")
+            raise DamagedState(folder, f"{STATE}/{MANIFEST} lists a file {name!r}")
         path = folder / STATE / name
         try:
             found = file_sum(path)
         except FileNotFoundError:
-            raise damaged(folder, f"{STATE}/{name} is missing") from None
+            raise DamagedState(folder, f"{STATE}/{name} is missing") from None
         except OSError as e:
-            raise damaged(folder, f"{STATE}/{name} cannot be read ({e.strerror})") from e
+            raise DamagedState(folder, f"{STATE}/{name} cannot be read ({e.strerror})") from e
         if found != listed:
-            raise damaged(folder, f"{STATE}/{name} does not match its checksum")
+            raise DamagedState(folder, f"{STATE}/{name} does not match its checksum")
     for page in _pages(folder, manifest):
         pack = files.get(page["pack"])
         if (
@@ -243,7 +238,7 @@ def _listed(folder: Path, manifest: Mapping[str, Any]) -> dict[str, FileSum]:
             or min(page["offset"], page["size"]) < 0
             or (page["offset"] + page["size"] > pack.size)
         ):
-            raise damaged(folder, f"{STATE}/{MANIFEST} puts {page['file']!r} outside its pack")
+            raise DamagedState(folder, f"{STATE}/{MANIFEST} puts {page['file']!r} outside its pack")
     return files
 
 
@@ -256,12 +251,14 @@ def _legacy(folder: Path, manifest: Mapping[str, Any]) -> dict[str, FileSum]:
     files = {}
     for name, pages in sorted(by_pack.items()):
         if "/" in name or name in ("", ".", ".."):
-            raise damaged(folder, f"{STATE}/{MANIFEST} names a pack {name!r}")
+            raise DamagedState(folder, f"{STATE}/{MANIFEST} names a pack {name!r}")
         data = _read(folder, folder / STATE / name)
         for page in pages:
             view = data[page["offset"] : page["offset"] + page["size"]]
             if hashlib.sha256(view).hexdigest() != page["sha256"]:
-                raise damaged(folder, f"page {page['file']!r} in {STATE}/{name} is not its bytes")
+                raise DamagedState(
+                    folder, f"page {page['file']!r} in {STATE}/{name} is not its bytes"
+                )
         files[name] = FileSum(len(data), digest(data))
     return files
 
@@ -272,10 +269,12 @@ _PAGE = {"file": str, "sha256": str, "size": int, "pack": str, "offset": int}
 def _pages(folder: Path, manifest: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     pages = manifest.get("pages")
     if not isinstance(pages, list):
-        raise damaged(folder, f"{STATE}/{MANIFEST} has no list of pages")
+        raise DamagedState(folder, f"{STATE}/{MANIFEST} has no list of pages")
     for page in pages:
         if not isinstance(page, dict) or any(
             not isinstance(page.get(k), t) for k, t in _PAGE.items()
         ):
-            raise damaged(folder, f"{STATE}/{MANIFEST} has a page it cannot name: {page!r:.80}")
+            raise DamagedState(
+                folder, f"{STATE}/{MANIFEST} has a page it cannot name: {page!r:.80}"
+            )
         yield page
