@@ -162,15 +162,20 @@ def test_a_manifest_that_cannot_be_read_loses_the_pages_and_says_so(
     assert (out / "changes.jsonl").read_bytes() == b""
 
 
-@pytest.mark.parametrize("gone", [EARLIER, "pack", MANIFEST])
+@pytest.mark.parametrize("gone", [EARLIER, "pack", MANIFEST, STATE])
 def test_a_missing_state_file_is_refused_at_the_start(
     out: Path, capsys: pytest.CaptureFixture[str], gone: str
 ) -> None:
-    """A deleted pack failed only at the very end of a run, when it was to be linked."""
+    """A deleted pack failed only at the very end of a run, when it was to be linked; a
+    state deleted whole was read as a publish of before states."""
     path = pack_of(out) if gone == "pack" else out / gone
-    path.unlink()
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
     line = refused(out, capsys, "--allow-shrink", dumps=TOPIC_LIST)
-    assert f"{STATE}/{path.name} is missing" in line
+    missing = MANIFEST if gone == STATE else f"{STATE}/{path.name}"
+    assert f"{missing} is missing" in line
     repaired(out, capsys, 1)
     assert run(out) == 0 and pages_hold_their_bytes(out) == sorted(p.name for p in SEEDS.iterdir())
 

@@ -141,7 +141,7 @@ def checked(folder: Path, reads: tuple[int, ...]) -> Checked | None:
     sealed_by = marker.get("state_manifest")
     path = folder / STATE / MANIFEST
     if not path.is_file():
-        if sealed_by is not None:
+        if marker:  # every publish with a marker has a state (schema 1.0 had neither)
             raise DamagedState(folder, f"{STATE}/{MANIFEST} is missing")
         return None
     data = _read(folder, path)
