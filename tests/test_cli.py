@@ -50,7 +50,7 @@ def test_strict_exits_1_when_anything_was_rejected(tmp_path: Path) -> None:
     proc = run_subprocess("run", str(folder), "--out", str(tmp_path / "out"), "--strict")
     assert proc.returncode == 1
     assert "EMPTY_INPUT" in proc.stderr and "Traceback" not in proc.stderr
-    assert (tmp_path / "out" / "items.jsonl").exists()  # the run itself completed
+    assert (tmp_path / "out.refused" / "items.jsonl").exists()  # the run itself completed
     ok = run_subprocess("run", str(SEEDS), "--out", str(tmp_path / "out2"), "--strict")
     assert ok.returncode == 0, ok.stderr
 

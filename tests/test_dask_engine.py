@@ -281,9 +281,12 @@ def test_a_local_cluster_ends_with_its_run() -> None:
 
 _FORKED_WORKERS = """
 import signal, sys
-from ingest import cli
+from ingest import cli  # the run's modules, imported as the run has them
 from ingest.engines.cluster import connected
-signal.signal(signal.SIGTERM, cli._on_term)  # as ``ingest run`` has it while it runs
+from ingest.outputs.stops import Stops
+stops = Stops()  # as ``ingest run`` has them while it runs
+signal.signal(signal.SIGTERM, stops)
+signal.signal(signal.SIGINT, stops)
 with connected(None, 2) as client:
     def worker() -> tuple[bool, bool, bool]:  # sent by value: it imports nothing
         term, interrupt = signal.getsignal(15), signal.getsignal(2)

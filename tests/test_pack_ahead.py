@@ -24,6 +24,7 @@ from ingest.extract.discover import collect_inputs
 from ingest.outputs.ahead import pack_ahead
 from ingest.outputs.atomic import publish
 from ingest.outputs.lock import OutputLock
+from ingest.state.integrity import file_sum
 from ingest.state.previous import PageRef, Previous
 from test_write import dead_pid
 
@@ -135,7 +136,7 @@ def in_input_order(folder: str) -> str:
     ahead = pack_ahead(collect_inputs([folder]), prev, tmp / ".out.pack-1")
     assert ahead is not None
     pages = [("a.txt", sha[b"one"], False), ("b.txt", sha[b"two"], False)]
-    taken = ahead.take(pages) == ahead.path
+    taken = ahead.take(pages) == (ahead.path, file_sum(ahead.path))  # with its checksum
     data = ahead.path.read_bytes()
     ahead.discard()
     return f"{taken} {data!r} {ahead.path.exists()}"

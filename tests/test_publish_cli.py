@@ -10,6 +10,7 @@ leave no staging folder behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -25,9 +26,11 @@ import pytest
 from conftest import ROOT, SEEDS, TOPIC_PAGE
 from ingest.cli import main
 from ingest.outputs import atomic as write
+from ingest.outputs.faults import AFTER_SWAP, BEFORE_SWAP
+from ingest.outputs.stops import Stops
 
 CHILD = Path(__file__).with_name("_write_child.py")
-PRE_SWAP = [p for p in write.FAULT_POINTS if p != "after_publish"]
+PRE_SWAP = BEFORE_SWAP
 Snapshot = dict[str, object]
 
 
@@ -93,7 +96,7 @@ def refs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Snapshot, Snap
     shutil.copytree(base / "prev", base / "new")
     assert run_in_process(base / "new") == 0
     prev, new = snapshot(base / "prev"), snapshot(base / "new")
-    same = [".ingest", "rejects.jsonl", "state/pages-1.pack"]  # the pack is carried over
+    same = ["rejects.jsonl", "state/pages-1.pack"]  # the pack is carried over
     assert [k for k in prev if prev[k] == new.get(k)] == same
     return base / "prev", prev, new
 
@@ -136,9 +139,9 @@ def test_kill_at_every_fault_point(tmp_path: Path, refs: tuple[Path, Snapshot, S
     for (point, replace), (out, proc) in procs.items():
         code, err = finish(proc)
         assert (code, err) == (137, ""), (point, replace)
-        if point == "after_publish" and replace:
+        if point in AFTER_SWAP and replace:
             assert snapshot(out) == new, point
-        elif point == "after_publish":
+        elif point in AFTER_SWAP:
             assert core(snapshot(out)) == core(new), point
         elif replace:
             assert snapshot(out) == prev, point
@@ -242,16 +245,73 @@ def test_second_run_on_a_locked_output_fails_fast(
 TERMINATED = (-signal.SIGTERM, 128 + signal.SIGTERM)
 
 
-def test_sigterm_during_publish(tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot]) -> None:
+@pytest.mark.parametrize("action", ["term", "int"])
+def test_a_signal_at_every_point_says_truly_which_publish_is_live(
+    tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot], action: str
+) -> None:
+    """SIGTERM (143) or SIGINT (130) at each fault point: before the swap the previous
+    publish stays and the message says so; from the swap on the new one is live, the
+    message says that, and the previous set is not left beside the folder (the signal is
+    answered once it is gone)."""
     _, prev, new = refs
-    points = ("after_stage_write", "after_manifest_before_publish", "after_publish")
-    procs = {p: start(out := previous_output(refs, tmp_path / p), f"{p}:term") for p in points}
-    for point, proc in procs.items():
-        out = tmp_path / point / "out"
-        code, err = finish(proc)
-        assert code in TERMINATED and "Traceback" not in err, (point, code, err)
-        assert snapshot(out) == (new if point == "after_publish" else prev), point
+    procs = {}
+    for point in write.FAULT_POINTS:
+        out = previous_output(refs, tmp_path / point)
+        procs[point] = (out, start(out, f"{point}:{action}"))
+    what, code = ("terminated", 143) if action == "term" else ("interrupted", 130)
+    for point, (out, proc) in procs.items():
+        got, err = finish(proc)
+        if point in AFTER_SWAP:
+            said = f"ingest: {what} after publishing: the new publish in {str(out)!r} is live\n"
+        else:
+            said = f"ingest: {what} before publishing: {str(out)!r} is left as it was\n"
+        assert (got, err) == (code, said), point
+        assert snapshot(out) == (new if point in AFTER_SWAP else prev), point
+        assert leftovers(out.parent) == [], point
         assert_recovers(out, new)
+
+
+@pytest.mark.parametrize("point", ["after_stage_write", "after_swap", "after_cleanup"])
+def test_python_s_own_ctrl_c_is_told_as_truly(
+    tmp_path: Path,
+    refs: tuple[Path, Snapshot, Snapshot],
+    point: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Where Python's own SIGINT handler is in place (before ingest's is installed, or
+    after it is taken back), the KeyboardInterrupt it raises is told as truly."""
+    _, prev, new = refs
+    out = previous_output(refs, tmp_path / "w")
+    monkeypatch.setattr(Stops, "installed", lambda self: contextlib.nullcontext(self))
+    monkeypatch.setenv(write.FAULT_ENV, f"{point}:int")
+    assert run_in_process(out) == 130
+    live = point != "after_stage_write"
+    said = (
+        f"after publishing: the new publish in {str(out)!r} is live"
+        if live
+        else f"before publishing: {str(out)!r} is left as it was"
+    )
+    assert capsys.readouterr().err == f"ingest: interrupted {said}\n"
+    assert snapshot(out) == (new if live else prev) and leftovers(out.parent) == []
+
+
+def test_what_a_kill_after_the_swap_leaves_goes_with_the_next_run_even_a_refused_one(
+    tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot]
+) -> None:
+    """A SIGKILL between the swap and the removal leaves the previous set beside the
+    folder; the next run removes it as it starts, whatever it then does (here --strict
+    refuses it: nothing is published, the refused output goes beside as it should)."""
+    _, _, new = refs
+    out = previous_output(refs, tmp_path / "w")
+    assert finish(start(out, "after_swap:kill")) == (137, "")
+    assert snapshot(out) == new and any(".staging-" in n for n in leftovers(out.parent))
+    bad = tmp_path / "bad"
+    shutil.copytree(SEEDS, bad)
+    (bad / "empty.txt").write_bytes(b"")
+    assert main(["run", str(bad), "--out", str(out), "--quiet", "--strict"]) == 1
+    assert snapshot(out) == new and leftovers(out.parent) == []
+    assert sorted(p.name for p in out.parent.iterdir()) == ["out", "out.refused"]
 
 
 @pytest.mark.parametrize("point", ["after_stage_write", "after_manifest_before_publish"])
@@ -303,3 +363,45 @@ def test_sigterm_while_parsing_in_worker_processes(
     assert snapshot(out) == prev
     assert "Traceback" not in err, err[-2000:]
     assert_recovers(out, new)
+
+
+def test_a_signal_at_any_moment_of_a_run_says_truly_which_publish_is_live(
+    tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot]
+) -> None:
+    """SIGTERM and SIGINT at moments spread over a run, from the lock taken to past its
+    end: whatever the folder holds afterwards (the previous publish or the new one) is
+    what the one line said, and nothing is left beside it."""
+    _, prev, new = refs
+
+    def locked(out: Path) -> tuple[subprocess.Popen[str], float]:
+        proc = start(out)
+        lock = out.parent / f".{out.name}.lock"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            with contextlib.suppress(OSError):
+                if f'"pid": {proc.pid}' in lock.read_text():
+                    break
+            time.sleep(0.005)
+        return proc, time.monotonic()
+
+    proc, began = locked(previous_output(refs, tmp_path / "timed"))
+    assert finish(proc) == (0, "")
+    rest = time.monotonic() - began  # from the lock taken to the end
+    for k in range(8):
+        out = previous_output(refs, tmp_path / f"at{k}")
+        proc, _ = locked(out)
+        time.sleep(rest * k / 6)
+        sig = signal.SIGTERM if k % 2 else signal.SIGINT
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(sig)
+        code, err = finish(proc)
+        what = "terminated" if sig == signal.SIGTERM else "interrupted"
+        after = f"ingest: {what} after publishing: the new publish in {str(out)!r} is live\n"
+        if code == 0 or err == after:
+            live = new
+        else:
+            assert err == f"ingest: {what} before publishing: {str(out)!r} is left as it was\n"
+            live = prev
+        assert code in (0, 128 + sig), (k, code, err)
+        assert snapshot(out) == live, (k, err)
+        assert leftovers(out.parent) == [], k

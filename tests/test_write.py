@@ -19,12 +19,15 @@ import pytest
 from ingest.errors import OutputLocked, PublishError
 from ingest.outputs import atomic as write
 from ingest.outputs.atomic import atomic_write_bytes, publish
+from ingest.outputs.faults import AFTER_SWAP, BEFORE_SWAP
 from ingest.outputs.lock import OutputLock
 from ingest.records.run import Alongside
 
 CHILD = Path(__file__).with_name("_write_child.py")
 SRC = Path(write.__file__).resolve().parents[2]
-PRE_SWAP_POINTS = write.FAULT_POINTS[:-1]
+PRE_SWAP_POINTS = BEFORE_SWAP
+#: The points ``publish`` itself hits (``after_unlock`` is a run's).
+PUBLISH_POINTS = [p for p in write.FAULT_POINTS if p != "after_unlock"]
 
 OLD = {
     ".keep": b"keep me\n",
@@ -244,7 +247,7 @@ def test_real_write_error_efbig(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("fresh", [False, True], ids=["replace", "create"])
-@pytest.mark.parametrize("point", write.FAULT_POINTS)
+@pytest.mark.parametrize("point", PUBLISH_POINTS)
 def test_kill_at_fault_point(tmp_path: Path, point: str, fresh: bool) -> None:
     out = tmp_path / "out" if fresh else make_old(tmp_path)
     before = None if fresh else OLD
@@ -253,7 +256,7 @@ def test_kill_at_fault_point(tmp_path: Path, point: str, fresh: bool) -> None:
     assert result.returncode == 137, result.stderr
     after = snapshot(out) if out.exists() else None
     expected_new = NEW if fresh else NEW_WITH_KEEP
-    if point == "after_publish":
+    if point in AFTER_SWAP:
         assert after == expected_new
     else:
         assert after == before

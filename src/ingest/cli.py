@@ -1,8 +1,10 @@
 """Command line: parse options, call the library, turn its errors into one-line messages.
 
 Exit codes: 0 the run completed (rejects are reported, not fatal); 1 under ``--strict``
-when anything was rejected (or ``validate`` found problems); 2 usage errors, unusable
-paths, a held lock or a failed write; 3 the shrink guard refused to publish.
+when anything was rejected (nothing published; or ``validate`` found problems); 2 usage
+errors, unusable paths, a held lock, a failed write or a damaged state; 3 the shrink guard
+refused to publish; 130/143 a SIGINT/SIGTERM stopped the command (see
+:mod:`ingest.outputs.stops`: the message says which publish is live).
 """
 
 from __future__ import annotations
@@ -14,21 +16,25 @@ import os
 import re
 import signal
 import sys
-import threading
 from collections.abc import Sequence
 from typing import NoReturn
 
 from . import SCHEMA_VERSION, __version__
-from .commands import cmd_publish, cmd_run, cmd_schema, cmd_validate
+from .commands import cmd_publish, cmd_repair, cmd_run, cmd_schema, cmd_validate
 from .engines.heap import until_exit
 from .errors import IngestError
+from .outputs.stops import Stopped, Stops
 
 EPILOG = """\
 exit codes: 0 run completed (rejects are reported in rejects.jsonl, not fatal);
-            1 --strict and something was rejected, or validate found problems;
-            2 usage error, unusable path, output locked or not writable;
+            1 --strict and something was rejected (nothing published), or validate
+              found problems;
+            2 usage error, unusable path, output locked or not writable, damaged state
+              (the message gives the `ingest repair` command that rebuilds it);
             3 refused: the run would remove more than 10 % of the items, or a topic,
-              of the publish in --out (see --allow-shrink).
+              of the publish in --out (see --allow-shrink);
+            130/143 interrupted (Ctrl-C) / terminated (SIGTERM); the message says
+              which publish is live.
 examples:
   ingest run                       # seeds/ into out/
   ingest run dumps/2026-11-29 --out site/data --jobs 2 --crawled-at 2026-11-29
@@ -36,16 +42,9 @@ examples:
   ingest publish out/                        # into ./out.sqlite
   ingest publish out/ --db postgresql://site@db.example:5432/site
   ingest validate out/
+  ingest repair out/                         # rebuild a damaged state/
   ingest schema --write
 """
-
-
-class _Terminated(BaseException):
-    """SIGTERM arrived: unwind (the staging folder is removed), publish nothing."""
-
-
-def _on_term(signum: int, frame: object) -> None:
-    raise _Terminated
 
 
 def entry() -> NoReturn:
@@ -64,22 +63,19 @@ def entry() -> NoReturn:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _on_term) if main_thread else None
+    args.stops = Stops()  # SIGTERM and SIGINT: see ingest.outputs.stops
     try:
-        code: int = args.func(args)
+        with args.stops.installed():
+            code: int = args.func(args)
     except IngestError as e:
         print(f"ingest: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("ingest: interrupted; the previous output is left as it was", file=sys.stderr)
+    except Stopped as e:
+        print(f"ingest: {e}", file=sys.stderr)
+        return e.code
+    except KeyboardInterrupt:  # Python's own handler, before ours was installed or after
+        print(f"ingest: {args.stops.message(signal.SIGINT)}", file=sys.stderr)
         return 130
-    except _Terminated:
-        print("ingest: terminated; the previous output is left as it was", file=sys.stderr)
-        return 143
-    finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous)
     return code
 
 
@@ -126,7 +122,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="parse files in N processes (default: 1); output is identical",
     )
-    r.add_argument("--strict", action="store_true", help="exit 1 when anything was rejected")
+    r.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse to publish a run with rejects: exit 1, --out left as it was, the "
+        "refused output in NAME.refused/ beside it",
+    )
     r.add_argument(
         "--engine",
         choices=["local", "dask"],
@@ -168,6 +169,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     v.add_argument("dir", nargs="?", default="out/", metavar="DIR", help="default: out/")
     v.set_defaults(func=cmd_validate)
+    _add_repair(sub)
     s = sub.add_parser(
         "schema",
         help="print or write the JSON Schemas",
@@ -178,6 +180,29 @@ def _parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_schema)
     _add_publish(sub)
     return p
+
+
+REPAIR_HELP = """\
+Rebuild the state of the publish in DIR (default: out/) when a run refused it as
+damaged: from the publish's own records (items.jsonl, topics.jsonl) and the pages whose
+bytes still match their sha256. What is whole is kept; the records are not touched; the
+new state is published atomically. Says what it could not keep.
+
+exit codes: 0 the state is whole (it was, or is now, with nothing lost);
+            1 repaired, but something could not be kept (said on stderr);
+            2 cannot repair (not a publish, its records unreadable, output locked).
+"""
+
+
+def _add_repair(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "repair",
+        help="rebuild a damaged state/ from the publish's records and pages",
+        description=REPAIR_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("dir", nargs="?", default="out/", metavar="DIR", help="default: out/")
+    p.set_defaults(func=cmd_repair)
 
 
 def _positive(s: str) -> int:

@@ -33,30 +33,27 @@ def _run(args: argparse.Namespace) -> int:
         merge=args.merge,
         allow_shrink=args.allow_shrink,
         crawled_at=args.crawled_at,
+        strict=args.strict,
     )
     with _progress(quiet=args.quiet) as progress:
-        result = run_job(opts, progress)
+        result = run_job(opts, progress, args.stops)
     if keep(result):  # the process ends with the command, and its records with it
         gc.disable()  # thresholds given back would collect over them all (no_collections)
     if result.refused is not None:
+        again = "" if result.strict else "; rerun with --allow-shrink to publish it anyway"
+        live = (
+            f"the previous publish (sequence {result.kept}) stays live in {str(opts.out)!r}"
+            if result.kept
+            else f"{str(opts.out)!r} holds no publish"
+        )
         print(
-            f"ingest: refused: {result.refused}; {str(opts.out)!r} is left as it was; the "
-            f"refused output is in {str(result.refused_dir)!r}; rerun with --allow-shrink "
-            "to publish it anyway",
+            f"ingest: refused: {result.refused}; nothing was published: {live}; the refused "
+            f"output is in {str(result.refused_dir)!r}{again}",
             file=sys.stderr,
         )
-        return 3
+        return 1 if result.strict else 3
     if not args.quiet:
         _summary(result, opts.out)
-    rejects = result.output.rejects
-    if args.strict and rejects:
-        reasons = sorted({r.reason for r in rejects})
-        print(
-            f"ingest: --strict: {len(rejects)} reject(s) ({', '.join(reasons)}); "
-            f"see {opts.out / 'rejects.jsonl'}",
-            file=sys.stderr,
-        )
-        return 1
     return 0
 
 
@@ -120,6 +117,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return 1
     print(f"{folder}: valid (schema {SCHEMA_VERSION})")
     return 0
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    from .outputs.repair import repair
+
+    done = repair(Path(args.dir), args.stops)
+    if done.damage is None:
+        print(f"{args.dir}: the state is whole; nothing to repair")
+        return 0
+    print(f"ingest: repaired the state of {args.dir!r} ({done.damage}): {'; '.join(done.done)}")
+    for line in done.lost:
+        print(f"ingest: repair could not keep {line}", file=sys.stderr)
+    return 1 if done.lost else 0
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -3,8 +3,8 @@
 :func:`run_job` is what ``ingest run`` does: refuse an output folder ingest may not replace
 and inputs that overlap it (before any input is read), take the folder's lock, read the
 publish already there as the state, run the steps on an engine, and either publish, or —
-when the run would remove too much of what the site shows — keep the refused output
-beside the folder and leave the folder as it was.
+when the run would remove too much of what the site shows, or rejected anything under
+``--strict`` — keep the refused output beside the folder and leave the folder as it was.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from .extract.discover import InputFile, collect_inputs
 from .extract.read import read_bytes
 from .outputs.folder import FolderWriter
 from .outputs.ownership import check_apart
+from .outputs.stops import Stops
 from .records.run import RunOutput
 from .state.guard import shrink
 from .state.pages import stored_pages
@@ -40,6 +41,7 @@ class JobOptions:
     merge: bool = False
     allow_shrink: bool = False
     crawled_at: dt.date | None = None
+    strict: bool = False  # a run with rejects is refused, not published
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,16 +50,21 @@ class JobResult:
 
     output: RunOutput
     published: bool
-    refused: str | None = None  # why the shrink guard refused it
+    refused: str | None = None  # why the shrink guard (or --strict) refused it
     refused_dir: Path | None = None
+    strict: bool = False  # refused by --strict (else by the shrink guard)
+    kept: int = 0  # refused: the sequence of the publish still live (0: the folder had none)
 
 
-def run_job(opts: JobOptions, progress: Callable[[int], Progress | None]) -> JobResult:
-    """Run the batch job; ``progress(total)`` gives the per-page progress callback."""
+def run_job(
+    opts: JobOptions, progress: Callable[[int], Progress | None], stops: Stops | None = None
+) -> JobResult:
+    """Run the batch job; ``progress(total)`` gives the per-page progress callback, and
+    ``stops`` (the signal handler) learns which publish is live."""
     if opts.scheduler and opts.engine != "dask":
         raise UsageError("--scheduler goes with --engine dask")
     check_apart(opts.paths, opts.out)
-    writer = FolderWriter(opts.out)
+    writer = FolderWriter(opts.out, stops)
     inputs = collect_inputs(opts.paths)
     with writer, no_collections():
         previous = writer.previous()
@@ -72,7 +79,13 @@ def run_job(opts: JobOptions, progress: Callable[[int], Progress | None]) -> Job
         )
         refused = shrink(previous, output)
         if refused is not None and not opts.allow_shrink:
-            return JobResult(output, False, refused, writer.write_refused(output))
+            kept = previous.sequence
+            return JobResult(output, False, refused, writer.write_refused(output), kept=kept)
+        if opts.strict and output.rejects:
+            reasons = ", ".join(sorted({r.reason for r in output.rejects}))
+            why = f"--strict: {len(output.rejects)} reject(s) ({reasons})"
+            refused_dir = writer.write_refused(output)
+            return JobResult(output, False, why, refused_dir, True, previous.sequence)
         previous.forget_records()  # compared and guarded: a rerun's earlier records go
         writer.write(output, previous, _reader(inputs))
     return JobResult(output, True)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .errors import UsageError
 from .outputs.atomic import KEEP_FILES, atomic_write_bytes
+from .outputs.published import read_consistent
 from .records.output import Change, Item, Out, Reject, Report, Topic
 from .records.run import FILES, PAGE
 
@@ -93,32 +94,34 @@ def schemas() -> dict[str, bytes]:
 
 
 def validate_dir(folder: Path) -> list[str]:
-    """Check a folder written by ``ingest run``: schemas, order, references, accounting."""
+    """Check a folder written by ``ingest run``: schemas, order, references, accounting —
+    of one publish, even while a run replaces the folder (see ``read_consistent``)."""
     problems: list[str] = []
     docs: dict[str, list[dict[str, Any]]] = {}
+    found = read_consistent(folder, [*FILES, PAGE])
     for fname, record in FILES.items():
-        path = folder / fname
-        if not path.is_file():
+        path, data = folder / fname, found[fname]
+        if data is None:
             problems.append(f"{path}: missing")
             continue
         schema = model_of(record).model_json_schema(mode="serialization")
         validator = Draft202012Validator(schema)
-        docs[fname] = list(_records(path, problems))
+        docs[fname] = list(_records(path, data, problems))
         for n, doc in enumerate(docs[fname], 1):
             for err in validator.iter_errors(doc):
                 loc = "/".join(str(p) for p in err.absolute_path) or "(record)"
                 problems.append(f"{path}: record {n}: {loc}: {err.message}")
-    if not (folder / PAGE).is_file():
+    if found[PAGE] is None:
         problems.append(f"{folder / PAGE}: missing")
     if not problems:
         problems.extend(_cross_checks(folder, docs))
     return problems
 
 
-def _records(path: Path, problems: list[str]) -> Iterator[dict[str, Any]]:
+def _records(path: Path, data: bytes, problems: list[str]) -> Iterator[dict[str, Any]]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
         problems.append(f"{path}: unreadable: {e}")
         return
     chunks = [text] if path.suffix == ".json" else text.splitlines()

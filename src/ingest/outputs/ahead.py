@@ -35,11 +35,13 @@ from ..engines.forked import Forked, forked
 from ..errors import WorkerLost
 from ..extract.discover import InputFile
 from ..extract.read import read_ahead, read_bytes
+from ..state.integrity import FileSum, Seal
 from ..state.previous import Previous
 from .files import write_file
 
-#: (file name, sha256) of each page written ahead, in the pack's order.
-Packed = list[tuple[str, str]]
+#: (file name, sha256) of each page written ahead, in the pack's order; and the pack's
+#: checksum.
+Packed = tuple[list[tuple[str, str]], FileSum]
 
 
 class PackAhead:
@@ -49,17 +51,18 @@ class PackAhead:
         self._child: Forked[Packed] | None = child
         self.path = path
 
-    def take(self, pages: Sequence[tuple[str, str, bool]]) -> Path | None:
-        """The file written ahead, if it holds exactly ``pages`` (file, sha256, from the
-        state) in that order; None if not (the caller writes the pack itself)."""
+    def take(self, pages: Sequence[tuple[str, str, bool]]) -> tuple[Path, FileSum] | None:
+        """The file written ahead and its checksum, if it holds exactly ``pages`` (file,
+        sha256, from the state) in that order; None if not (the caller writes the pack
+        itself)."""
         if self._child is None or any(from_state for _, _, from_state in pages):
             return None
         child, self._child = self._child, None
         try:
-            packed = child.result()
+            packed, found = child.result()
         except (OSError, WorkerLost):  # the disk, or a child killed: written the usual way
             return None
-        return self.path if packed == [(name, sha) for name, sha, _ in pages] else None
+        return (self.path, found) if packed == [(n, sha) for n, sha, _ in pages] else None
 
     def discard(self) -> None:
         """Stop the child if it still works, and remove the file it wrote."""
@@ -86,7 +89,7 @@ def _write_pack(inputs: list[tuple[str, Path]], known: frozenset[str], path: Pat
     lowest priority."""
     read_ahead(where for _, where in inputs)
     _lowest_priority()
-    packed: Packed = []
+    packed: list[tuple[str, str]] = []
     seen = set(known)
 
     def pieces() -> Iterator[bytes]:
@@ -100,8 +103,9 @@ def _write_pack(inputs: list[tuple[str, Path]], known: frozenset[str], path: Pat
                 packed.append((name, sha))
                 yield data
 
-    write_file(path, pieces)
-    return packed
+    seal = Seal()  # the pack's checksum, taken from the bytes as they are written
+    write_file(path, seal.sealed(path.name, pieces))
+    return packed, seal.sum_of(path.name)
 
 
 def _lowest_priority() -> None:

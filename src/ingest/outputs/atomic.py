@@ -8,7 +8,10 @@ of a killed run are removed at the start of the next one. ``INGEST_FAULT=<point>
 injects a crash (``kill``: exit 137 on the spot), a SIGTERM sent to itself (``term``) or an
 error (``enospc``, ``eio``) at a named point, for tests. An exception of any kind before the swap
 (an OSError, or a KeyboardInterrupt or SystemExit raised by a signal handler) removes the
-staging folder; the previous output is never touched before the swap.
+staging folder; the previous output is never touched before the swap. The swap, the sync of
+the parent and the removal of the old contents are one step no SIGTERM or SIGINT cuts (see
+:mod:`.stops`): a signal then is answered once the old contents are gone, and the caller's
+:class:`~.stops.Stops` knows from the swap on that the new set is live.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ import contextlib
 import ctypes
 import errno
 import os
-import re
 import shutil
 import stat
 from collections.abc import Callable, Iterable, Mapping
@@ -25,7 +27,8 @@ from functools import partial
 from pathlib import Path
 
 from ..errors import PublishError
-from ..records.run import Alongside, Apart, Content, content_bytes
+from ..records.run import Alongside, Apart, Closing, Content, content_bytes
+from .beside import clean_stale, side_path
 from .faults import FAULT_ENV, FAULT_POINTS, Fault
 from .files import (
     Writing,
@@ -35,7 +38,7 @@ from .files import (
     read_pieces,
     write_file,
 )
-from .lock import is_held
+from .stops import Stops, held
 
 __all__ = [
     "FAULT_ENV",
@@ -43,6 +46,7 @@ __all__ = [
     "KEEP_FILES",
     "MANIFEST",
     "atomic_write_bytes",
+    "clean_stale",
     "publish",
     "side_path",
 ]
@@ -85,22 +89,6 @@ def _real(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
-def side_path(out_dir: Path, kind: str, pid: int | None = None) -> Path:
-    """What a run of this process (or ``pid``) keeps beside ``out_dir`` while it works:
-    ``staging``, ``old`` or ``pack`` (the names :func:`_clean_stale` knows)."""
-    return out_dir.parent / f".{out_dir.name}.{kind}-{os.getpid() if pid is None else pid}"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _describe(target: Path, e: OSError) -> str:
     reason = e.strerror or str(e)
     where = f" (at {str(e.filename)!r})" if e.filename and str(e.filename) != str(target) else ""
@@ -113,36 +101,6 @@ def _check_names(names: Iterable[str]) -> None:
         parts = name.split("/")
         if len(parts) > 2 or any(p in ("", ".", "..") or "\0" in p for p in parts):
             raise ValueError(f"output file name must be a plain file name, got {name!r}")
-
-
-def _clean_stale(out_dir: Path) -> None:
-    """Remove staging/old folders and page packs written ahead by earlier runs of ``out_dir``.
-
-    Without the lock only folders of this pid or of dead pids are touched. When this process
-    holds ``OutputLock(out_dir)`` no other run can be publishing, so all of them are stale
-    (this also covers a recycled pid). An ``old`` folder with no ``out_dir`` means a fallback
-    swap was interrupted between its two renames: it is moved back into place.
-    """
-    pattern = re.compile(rf"\.{re.escape(out_dir.name)}\.(staging|old|pack)-(\d+)")
-    locked = is_held(out_dir)
-    for entry in os.scandir(out_dir.parent):
-        match = pattern.fullmatch(entry.name)
-        if match is None:
-            continue
-        pid = int(match.group(2))
-        if match.group(1) == "pack":  # a page pack written ahead (see .ahead)
-            if pid != os.getpid() and (locked or not _pid_alive(pid)):
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
-            continue
-        if not entry.is_dir(follow_symlinks=False):
-            continue
-        if not (locked or pid == os.getpid() or not _pid_alive(pid)):
-            continue
-        if match.group(1) == "old" and not os.path.lexists(out_dir):
-            os.rename(entry.path, out_dir)
-        else:
-            shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def _keep_files(out_dir: Path, files: Mapping[str, Content]) -> dict[str, bytes]:
@@ -179,7 +137,7 @@ def _stage(
         for n, d in others.items():
             if isinstance(d, Alongside):
                 aside.append(Writing(staging / n, d))
-        here = [(n, d) for n, d in others.items() if not isinstance(d, Alongside | Apart)]
+        here = [(n, d) for n, d in others.items() if not isinstance(d, Alongside | Apart | Closing)]
         for count, (name, data) in enumerate(here, start=1):
             write_file(staging / name, data)
             if count == 1:
@@ -194,6 +152,9 @@ def _stage(
     finally:
         for w in aside:
             w.stop()  # a no-op for one that is done
+    for name, closing in others.items():  # made from what the others were, once they are
+        if isinstance(closing, Closing):
+            write_file(staging / name, closing)
     for folder in folders:
         fsync_dir(staging / folder)
     fault.hit("after_fsync", staging)
@@ -223,7 +184,7 @@ def _swap(staging: Path, out_dir: Path) -> Path | None:
     if _exchange(staging, out_dir):
         return staging
     # Fallback (no renameat2): between these two renames out_dir does not exist. A crash
-    # there leaves the previous set in `old`; _clean_stale moves it back on the next run.
+    # there leaves the previous set in `old`; clean_stale moves it back on the next run.
     old = side_path(out_dir, "old")
     os.rename(out_dir, old)
     try:
@@ -235,7 +196,10 @@ def _swap(staging: Path, out_dir: Path) -> Path | None:
 
 
 def publish(
-    out_dir: Path, files: Mapping[str, Content], links: Mapping[str, Path] | None = None
+    out_dir: Path,
+    files: Mapping[str, Content],
+    links: Mapping[str, Path] | None = None,
+    stops: Stops | None = None,
 ) -> None:
     """Atomically replace the contents of ``out_dir`` with ``files`` (name -> bytes; a name
     is a plain file name or ``folder/name``) and ``links`` (name -> an existing file, hard
@@ -245,8 +209,10 @@ def publish(
     one ``renameat2(RENAME_EXCHANGE)``; where that is unavailable (ENOSYS/EINVAL, no libc
     symbol) it falls back to two renames, which leave a short window in which ``out_dir`` is
     missing (a crash there is repaired by the next run). Removing the old contents after the
-    swap is best effort. Raises ``PublishError`` (``out_dir`` untouched, staging removed) on
-    any OSError before the swap; ``ValueError`` for a file name that is not a plain name.
+    swap is best effort (what is left, the next run removes). ``stops.live`` is set the
+    moment the new set is in place. Raises ``PublishError`` (``out_dir`` untouched, staging
+    removed) on any OSError before the swap; ``ValueError`` for a file name that is not a
+    plain name.
     """
     target = _real(out_dir)
     if os.path.lexists(target) and not target.is_dir():
@@ -259,25 +225,36 @@ def publish(
     staging = side_path(target, "staging")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        _clean_stale(target)
+        clean_stale(target)
         _stage(staging, target, files, links, fault)
         fault.hit("after_manifest_before_publish", staging)
-        old = _swap(staging, target)
     except OSError as e:
         shutil.rmtree(staging, ignore_errors=True)
         raise PublishError(_describe(target, e)) from e
     except BaseException:  # e.g. SIGTERM turned into an exception: leave no staging behind
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    _finish(target, old, fault)
+    with held():  # a signal from here on is answered once the old contents are gone
+        try:
+            old = _swap(staging, target)
+        except OSError as e:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise PublishError(_describe(target, e)) from e
+        if stops is not None:
+            stops.live = True
+        _finish(target, old, fault)
+    fault.hit("after_cleanup", target)
 
 
 def _finish(target: Path, old: Path | None, fault: Fault) -> None:
+    """Sync the swap, and remove the old contents (if the sync fails too)."""
     try:
+        fault.hit("after_swap", old or target)
         fsync_dir(target.parent)
     except OSError as e:
         raise PublishError(f"published {str(target)!r} but could not sync it: {e.strerror}") from e
-    with contextlib.suppress(OSError):  # best effort: the next run's _clean_stale retries
-        fault.hit("after_publish", old or target)
-        if old is not None:
-            shutil.rmtree(old)
+    finally:
+        with contextlib.suppress(OSError):  # best effort: the next run's clean_stale retries
+            fault.hit("after_publish", old or target)
+            if old is not None:
+                shutil.rmtree(old)

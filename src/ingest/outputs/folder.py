@@ -1,41 +1,58 @@
 """The folder writer: a run's files and its state published into one output folder.
 
-Entering it refuses a folder ingest may not replace (see :mod:`.ownership`) and takes the
-folder's lock, before any input is read. :meth:`FolderWriter.write` publishes the outputs,
-the marker and the state in one atomic swap; :meth:`FolderWriter.write_refused` puts a
-run the shrink guard refused beside the folder, for inspection, and leaves the folder as
-it was.
+Entering it refuses a folder ingest may not replace (see :mod:`.ownership`), takes the
+folder's lock and removes what killed runs left beside the folder, before any input is
+read. :meth:`FolderWriter.write` publishes the outputs, the marker and the state (every
+file of it sealed with its checksum, see :mod:`ingest.state.integrity`) in one atomic
+swap; :meth:`FolderWriter.write_refused` puts a run the shrink guard (or ``--strict``)
+refused beside the folder, for inspection, and leaves the folder as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
 from ..extract.discover import InputFile
-from ..records.run import RunOutput
+from ..records.run import Closing, RunOutput
 from ..state.earlier import with_earlier
+from ..state.integrity import Seal
 from ..state.pages import InputReader, state_files
-from ..state.previous import MARKER, Previous, load
+from ..state.previous import MARKER, STATE, Previous, load
 from .ahead import PackAhead, pack_ahead
-from .atomic import publish, side_path
+from .atomic import publish
+from .beside import clean_stale, side_path
+from .faults import Fault
 from .lock import OutputLock
-from .ownership import check_owned, marker
+from .ownership import check_owned, marker, sealed_marker
 from .render import render
+from .stops import Stops
 
 
 class FolderWriter:
     """Publishes every file ``render`` makes (the JSONL files, ``report.html``,
     ``report.json``), ``.ingest`` and ``state/`` into ``out_dir``."""
 
-    def __init__(self, out_dir: Path) -> None:
+    def __init__(self, out_dir: Path, stops: Stops | None = None) -> None:
         self.target = check_owned(out_dir)
         self._lock = OutputLock(self.target)
         self._ahead: PackAhead | None = None
+        self._stops = stops
+        if stops is not None:
+            stops.folder = out_dir
 
     def __enter__(self) -> Self:
         self._lock.acquire()
+        try:
+            for folder in (self.target, self.refused_dir):  # a killed run's, or an old set
+                with contextlib.suppress(OSError):  # best effort: a publish tries again
+                    clean_stale(folder)
+        except BaseException:
+            self._lock.release()
+            raise
         return self
 
     def __exit__(
@@ -49,6 +66,7 @@ class FolderWriter:
                 self._ahead.discard()
         finally:
             self._lock.release()
+        Fault.from_env().hit("after_unlock", self.target)
 
     def previous(self) -> Previous:
         """The publish now in the folder, as the state this run builds on."""
@@ -62,9 +80,12 @@ class FolderWriter:
 
     def write(self, run: RunOutput, previous: Previous, read_input: InputReader) -> None:
         ahead = None if self._ahead is None else self._ahead.take
-        state, links = state_files(run, previous, read_input, ahead)
+        seal = Seal()  # every file of state/ hashed as written (see ingest.state.integrity)
+        state, links = state_files(run, previous, read_input, seal, ahead)
         files = with_earlier(render(run), run)  # after the records' files, with their digests
-        publish(self.target, {**files, MARKER: marker(), **state}, links)
+        files = {n: seal.sealed(n, c) if n.startswith(f"{STATE}/") else c for n, c in files.items()}
+        sealed = Closing(partial(sealed_marker, seal))  # after the manifest
+        publish(self.target, {**files, **state, MARKER: sealed}, links, self._stops)
 
     @property
     def refused_dir(self) -> Path:

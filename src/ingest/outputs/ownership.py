@@ -19,6 +19,7 @@ from pathlib import Path
 from .. import SCHEMA_VERSION
 from ..errors import UsageError
 from ..records.run import FILES, PAGE
+from ..state.integrity import MANIFEST, Seal, repair_command
 from ..state.previous import MARKER, STATE, STATE_VERSION
 from .atomic import KEEP_FILES
 
@@ -28,15 +29,24 @@ OWNED = frozenset({*FILES, PAGE, MARKER, STATE, *KEEP_FILES})
 LEGACY_FILES = frozenset({"items.jsonl", "topics.jsonl", "rejects.jsonl", "report.json"})
 
 
-def marker(kind: str = "publish") -> bytes:
-    """The marker's bytes: written by ingest, which schema and state, what kind of folder."""
-    doc = {
+def marker(kind: str = "publish", state_manifest: str | None = None) -> bytes:
+    """The marker's bytes: written by ingest, which schema and state, what kind of folder,
+    and (a publish) the checksum of its state's manifest."""
+    doc: dict[str, object] = {
         "written_by": "ingest",
         "kind": kind,
         "schema_version": SCHEMA_VERSION,
         "state_version": STATE_VERSION,
     }
+    if state_manifest is not None:
+        doc["state_manifest"] = state_manifest
     return json.dumps(doc, indent=1).encode() + b"\n"
+
+
+def sealed_marker(seal: Seal) -> list[bytes]:
+    """A publish's marker, once its state's manifest is written (see
+    :mod:`ingest.state.integrity`)."""
+    return [marker(state_manifest=seal.sum_of(f"{STATE}/{MANIFEST}").xxh3_128)]
 
 
 def target_of(out_dir: Path, flag: str = "--out") -> Path:
@@ -62,8 +72,8 @@ def check_owned(out_dir: Path, flag: str = "--out", kind: str = "publish") -> Pa
     if set(entries) <= set(KEEP_FILES):
         return target
     if MARKER in entries:
-        _check_marker(target, flag, kind)
         foreign = [e for e in entries if e not in OWNED]
+        _check_marker(target, flag, kind, mended=not foreign and "report.json" in entries)
         if foreign:
             raise UsageError(
                 f"{flag} {str(out_dir)!r} is an ingest output but also holds "
@@ -78,14 +88,19 @@ def check_owned(out_dir: Path, flag: str = "--out", kind: str = "publish") -> Pa
     )
 
 
-def _check_marker(target: Path, flag: str, kind: str) -> None:
+def _check_marker(target: Path, flag: str, kind: str, mended: bool) -> None:
+    """Refuse a marker that is not ingest's (``mended``: the folder holds nothing else but
+    what a publish does, so the message says how to write the marker again)."""
     try:
         doc = json.loads((target / MARKER).read_text(encoding="utf-8"))
         ok = isinstance(doc, dict) and doc.get("written_by") == "ingest"
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         ok = False
     if not ok:
-        raise UsageError(f"{flag} {str(target)!r}: its {MARKER} file is not ingest's marker")
+        how = f"; if it is a publish whose marker was damaged: {repair_command(target)}"
+        raise UsageError(
+            f"{flag} {str(target)!r}: its {MARKER} file is not ingest's marker{how * mended}"
+        )
     if doc.get("kind", "publish") != kind:
         raise UsageError(
             f"{flag} {str(target)!r} holds ingest's {doc.get('kind')!r} output, not a {kind}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, TypeVar
@@ -61,6 +61,45 @@ def _read_all(folder: Path) -> dict[str, bytes]:
         raise UsageError(f"{folder}: cannot read {e.filename} ({e.strerror})") from e
     finally:
         os.close(dir_fd)
+
+
+def read_consistent(folder: Path, names: Iterable[str]) -> dict[str, bytes | None]:
+    """The bytes of each of ``names`` in ``folder`` (None: not there), all of one publish:
+    each file is opened through one handle on the folder, so a run that swaps the folder
+    meanwhile cannot give us files of two publishes. A file not found is missing only if
+    the folder is still the one the handle holds (else a swap removed the old set under
+    us, and the read is tried again on the new one)."""
+    for _ in range(_TRIES):
+        try:
+            dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError as e:
+            raise UsageError(f"{folder}: not a readable folder ({e.strerror})") from e
+        try:
+            found = {name: _read_in(folder, dir_fd, name) for name in names}
+            if None not in found.values() or _still_named(folder, dir_fd):
+                return found
+        finally:
+            os.close(dir_fd)
+    raise UsageError(f"{folder}: the folder was replaced again and again while it was read")
+
+
+def _read_in(folder: Path, dir_fd: int, name: str) -> bytes | None:
+    try:
+        with _open_in(dir_fd, name) as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise UsageError(f"{folder}: cannot read {name} ({e.strerror})") from e
+
+
+def _still_named(folder: Path, dir_fd: int) -> bool:
+    try:
+        now = os.stat(folder)
+    except OSError:
+        return False
+    held = os.fstat(dir_fd)
+    return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
 
 
 def _open_in(dir_fd: int, name: str) -> IO[bytes]:

@@ -37,14 +37,23 @@ class Apart:
     pieces: Pieces
 
 
+@dataclass(frozen=True, slots=True)
+class Closing:
+    """A file's content made from what the others were (the state's manifest lists their
+    checksums): made and written once every other file is, in order, before the report."""
+
+    pieces: Pieces
+
+
 #: A file's content: its bytes, a function giving them in pieces as it is written, or such
-#: a function run alongside the others (in a thread) or apart (in a child process).
-Content = bytes | Pieces | Alongside | Apart
+#: a function run alongside the others (in a thread), apart (in a child process) or once
+#: the others are written.
+Content = bytes | Pieces | Alongside | Apart | Closing
 
 
-def pieces_of(content: Pieces | Alongside | Apart) -> Iterable[bytes]:
+def pieces_of(content: Pieces | Alongside | Apart | Closing) -> Iterable[bytes]:
     """The pieces of a content made in pieces, however it is to be written."""
-    return content.pieces() if isinstance(content, Alongside | Apart) else content()
+    return content.pieces() if isinstance(content, Alongside | Apart | Closing) else content()
 
 
 def content_bytes(content: Content) -> bytes:

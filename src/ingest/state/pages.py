@@ -3,7 +3,9 @@
 Pages are kept by content (sha256) in pack files, ``state/pages-N.pack`` (N: the publish
 that wrote it). A publish writes only the pages no earlier pack holds and carries the
 earlier packs over by hard link; a pack less than half of which is still used is
-compacted (its live pages are written again, into the new pack).
+compacted (its live pages are written again, into the new pack). Every pack is listed in
+the manifest with its checksum (see :mod:`.integrity`): a carried pack was checked when
+the state was read, a new one is hashed as it is written.
 """
 
 from __future__ import annotations
@@ -19,15 +21,17 @@ import msgspec
 from .. import SCHEMA_VERSION
 from ..errors import PublishError, UsageError
 from ..extract.discover import StoredPage
-from ..records.run import Alongside, Content, RunOutput
+from ..records.run import Alongside, Closing, Content, RunOutput
 from .ages import earliest, first_days
+from .integrity import MANIFEST, FileSum, Seal
 from .previous import STATE, STATE_VERSION, PageRef, Previous
 
 #: Reads the bytes of an input file by the name records give it (None: not an input).
 InputReader = Callable[[str], bytes | None]
-#: The new pack if it was written ahead holding exactly these pages (file, sha256, from
-#: the state), in this order; else None (see :mod:`ingest.outputs.ahead`).
-PackedAhead = Callable[[list[tuple[str, str, bool]]], Path | None]
+#: The new pack and its checksum if it was written ahead holding exactly these pages
+#: (file, sha256, from the state), in this order; else None (see
+#: :mod:`ingest.outputs.ahead`).
+PackedAhead = Callable[[list[tuple[str, str, bool]]], tuple[Path, FileSum] | None]
 
 
 def stored_pages(prev: Previous) -> list[StoredPage]:
@@ -58,11 +62,16 @@ def _read(pack: Path, ref: PageRef) -> bytes:
 
 
 def state_files(
-    run: RunOutput, prev: Previous, read_input: InputReader, ahead: PackedAhead | None = None
+    run: RunOutput,
+    prev: Previous,
+    read_input: InputReader,
+    seal: Seal,
+    ahead: PackedAhead | None = None,
 ) -> tuple[dict[str, Content], dict[str, Path]]:
     """The files of the new publish's ``state/`` (name → content; the new pack's pages are
     read, checked and written one at a time), and the packs it links (name → path, to be
-    hard-linked): the earlier ones it carries over, and the new one if ``ahead`` has it."""
+    hard-linked): the earlier ones it carries over, and the new one if ``ahead`` has it.
+    ``seal`` learns the checksum of each pack; the manifest, made last, lists them all."""
     sequence = run.report.run.sequence
     pack_name = f"pages-{sequence}.pack"
     earlier = _live_earlier(prev, run)
@@ -85,19 +94,22 @@ def state_files(
             crawled.get(f.sha256 + f.file) if f.origin == "state" else _iso(first, f.sha256, today)
         )
         refs.append(PageRef(f.file, ref.sha256, ref.size, ref.pack, ref.offset, day))
-    files: dict[str, Content] = {
-        f"{STATE}/manifest.json": partial(_manifest, sequence, refs),
+    manifest = f"{STATE}/{MANIFEST}"  # its own checksum goes into the marker
+    files = {
+        manifest: seal.sealed(manifest, Closing(partial(manifest_bytes, sequence, refs, seal)))
     }
     assert prev.folder is not None or not earlier
-    links = {
-        f"{STATE}/{name}": (prev.folder or Path()) / STATE / name
-        for name in sorted({r.pack for r in refs} - {pack_name})
-    }
+    links = {}
+    for name in sorted({r.pack for r in refs} - {pack_name}):  # checked as the state was read
+        links[f"{STATE}/{name}"] = (prev.folder or Path()) / STATE / name
+        seal.known(f"{STATE}/{name}", prev.files[name])
     written_ahead = ahead(to_pack) if ahead is not None and to_pack else None
     if written_ahead is not None:
-        links[f"{STATE}/{pack_name}"] = written_ahead
+        links[f"{STATE}/{pack_name}"], found = written_ahead
+        seal.known(f"{STATE}/{pack_name}", found)
     elif to_pack:
-        files[f"{STATE}/{pack_name}"] = Alongside(partial(_pack, to_pack, prev, read_input))
+        made = Alongside(partial(_pack, to_pack, prev, read_input))
+        files[f"{STATE}/{pack_name}"] = seal.sealed(f"{STATE}/{pack_name}", made)
     return files, links
 
 
@@ -154,11 +166,14 @@ def _bytes_of(
     return data
 
 
-def _manifest(sequence: int, refs: Iterable[PageRef]) -> list[bytes]:
+def manifest_bytes(sequence: int, refs: Iterable[PageRef], seal: Seal) -> list[bytes]:
+    """The state's manifest: its version, the publish's sequence, every other file of
+    ``state/`` with its checksum (from ``seal``, once they are written) and the pages."""
     doc = {
         "state_version": STATE_VERSION,
         "schema_version": SCHEMA_VERSION,
         "sequence": sequence,
+        "files": seal.listing(),  # every other file of state/, written by now
         # msgspec writes a dataclass as asdict() would give it, field by field in order,
         # without asdict's deep copy of each (85 against 8 ms for the 5,365 pages of 100 MB)
         "pages": sorted(refs, key=lambda r: (r.file, r.sha256)),

@@ -12,8 +12,10 @@ ingest, schema and state versions) and ``state/``:
   what identity weighs (the summary and original-title keys each item is known by), the
   publish that first had its id, the languages decided, and a digest of each record.
 
-State version 1 kept the keys and the first publishes in ``state/evidence.jsonl`` and had
-no ``earlier.msgpack``: it is read as the records' JSON and that file.
+Every file of ``state/`` is checked against its checksum before any is used (see
+:mod:`.integrity`). State version 1 kept the keys and the first publishes in
+``state/evidence.jsonl`` and had no ``earlier.msgpack``: it is read as the records' JSON
+and that file; versions 1 and 2 carry no checksums (their pages are checked by sha256).
 
 A publish of schema 1.0 (no marker, no state) is read as items and topics only: ids and
 the change set work, ``--merge`` does not (it has no pages).
@@ -44,15 +46,16 @@ from .earlier import (
     facts,
     read,
 )
+from .integrity import MARKER, FileSum
+from .integrity import checked as checked_state
 from .published_files import checked, compared_lines, json_doc, jsonl_docs, read_bytes
 
 __all__ = ["MARKER", "STATE", "STATE_VERSION", "Previous", "RunSettings", "load"]
 
-MARKER = ".ingest"
 #: The state this ingest writes, and those it reads (version 1 kept ``evidence.jsonl``, and
-#: no ``earlier.msgpack``).
-STATE_VERSION = 2
-READS = (1, 2)
+#: no ``earlier.msgpack``; version 3 is the first with checksums).
+STATE_VERSION = 3
+READS = (1, 2, 3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,7 @@ class Previous:
     has_pages: bool = False  # False for a publish older than schema 1.1
     #: item id → its published_estimate as (earliest, latest), where it had one
     windows: dict[str, tuple[dt.date, dt.date]] = field(default_factory=dict)
+    files: dict[str, FileSum] = field(default_factory=dict)  # of state/, as checked
     #: The records as JSON without their sources, by entity and key: all of them for a
     #: publish read from its JSON; for one read from state/earlier.msgpack, those the
     #: change set asked for (see :meth:`compared`).
@@ -158,11 +162,11 @@ def load(folder: Path) -> Previous:
         )
     prev = Previous(folder=folder)
     prev.sequence = int((report.get("run") or {}).get("sequence", 1))
-    manifest_path = folder / STATE / "manifest.json"
-    manifest = json_doc(manifest_path) if manifest_path.is_file() else None
-    state = 0 if manifest is None else _state_version(folder, manifest)
-    if manifest is not None:
-        _read_pages(prev, folder, manifest)
+    found = checked_state(folder, READS)  # every file of state/, before any is used
+    state = 0 if found is None else _state_version(folder, found.manifest)
+    if found is not None:
+        _read_pages(prev, folder, found.manifest)
+        prev.files = found.files
     earlier = read(folder / STATE / EARLIER) if state >= 2 else None
     if earlier is not None and earlier.windows is not None and _names_the_files(earlier, folder):
         prev.items = {e.id: e for e in earlier.items}

@@ -1,0 +1,64 @@
+"""``ingest validate`` reads one publish, even while runs swap the folder (issue 36, point 6).
+
+It opened its files by path, one after another: a swap between two opens gave it files of
+two publishes ("totals.items is 44, files hold 47"). Here a process publishes two real
+publishes into the folder in turn, as fast as it can, while ``validate`` runs again and
+again: every time it must find a valid publish.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SEEDS, TOPIC_PAGE
+from ingest.cli import main
+
+SWAPPER = """
+import sys
+from pathlib import Path
+from ingest.outputs.atomic import publish
+a, b, out, stop = map(Path, sys.argv[1:])
+sets = [{p.name: p.read_bytes() for p in d.iterdir() if p.is_file()} for d in (a, b)]
+n = 0
+print("ready", flush=True)
+while not stop.exists():
+    publish(out, sets[n % 2])
+    n += 1
+print(n)
+"""
+
+
+def test_validate_reads_one_publish_while_the_folder_is_swapped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b, out, stop = (tmp_path / n for n in ("a", "b", "out", "stop"))
+    assert main(["run", str(SEEDS), "--out", str(a), "--quiet"]) == 0
+    assert main(["run", str(TOPIC_PAGE), "--out", str(b), "--quiet"]) == 0
+    shutil.copytree(a, out)
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(a), str(b), str(out), str(stop)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
+        capsys.readouterr()
+        codes, said = [], []
+        deadline = time.monotonic() + 20
+        while len(codes) < 40 and time.monotonic() < deadline:
+            codes.append(main(["validate", str(out)]))
+            said.append(capsys.readouterr())
+    finally:
+        stop.touch()
+        swaps = int(swapper.communicate(timeout=60)[0])
+    assert swaps > len(codes), "the folder was not swapped while validate ran"
+    bad = [s.out + s.err for code, s in zip(codes, said, strict=True) if code != 0]
+    assert bad == [] and len(codes) >= 10, bad[:3]
+    assert all(s.out == f"{out}: valid (schema 1.1.0)\n" for s in said)
