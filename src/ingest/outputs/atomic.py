@@ -115,6 +115,12 @@ def _check_names(names: Iterable[str]) -> None:
             raise ValueError(f"output file name must be a plain file name, got {name!r}")
 
 
+def _names(files: Mapping[str, Content]) -> list[str]:
+    """The names of every file ``files`` makes: its own, and those made with a file apart."""
+    also = [n for d in files.values() if isinstance(d, Apart) for n in d.also]
+    return [*files, *also]
+
+
 def _clean_stale(out_dir: Path) -> None:
     """Remove staging/old folders and page packs written ahead by earlier runs of ``out_dir``.
 
@@ -165,7 +171,7 @@ def _stage(
     os.mkdir(staging)
     if out_dir.is_dir():
         os.chmod(staging, stat.S_IMODE(os.stat(out_dir).st_mode))
-    folders = sorted({n.split("/")[0] for n in [*files, *links] if "/" in n})
+    folders = sorted({n.split("/")[0] for n in [*_names(files), *links] if "/" in n})
     for folder in folders:
         os.mkdir(staging / folder)
     for name, source in links.items():
@@ -254,7 +260,7 @@ def publish(
     if not target.name:
         raise PublishError(f"output path {str(target)!r} cannot be replaced")
     links = links or {}
-    _check_names([*files, *links])
+    _check_names([*_names(files), *links])
     fault = Fault.from_env()
     staging = side_path(target, "staging")
     try:

@@ -139,18 +139,26 @@ class Writing:
         self._thread.join()
 
 
+def _write_apart(path: Path, data: Apart) -> None:
+    """``data``'s file at ``path``, then its other files, named from the same folder."""
+    write_file(path, data)
+    for name, pieces in data.also.items():
+        write_file(path.parent / name, pieces)
+
+
 class _Stopped(Exception):
     """The publish stopped: a thread writing alongside ends at its next piece."""
 
 
 class WritingApart:
-    """A file written by a forked child (see :class:`Apart`); written here, in turn, where
-    forking is not safe (a process of several threads) or no child can be had."""
+    """A file (and the files made with it) written by a forked child (see :class:`Apart`);
+    written here, in turn, where forking is not safe (a process of several threads) or no
+    child can be had."""
 
     def __init__(self, path: Path, data: Apart) -> None:
-        self._child: Forked[None] | None = forked(partial(write_file, path, data))
+        self._child: Forked[None] | None = forked(partial(_write_apart, path, data))
         if self._child is None:
-            write_file(path, data)
+            _write_apart(path, data)
 
     def wait(self) -> None:
         if self._child is not None:

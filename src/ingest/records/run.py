@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .output import Change, Item, ItemEvidence, Out, Reject, Report, Topic
 
@@ -17,6 +18,8 @@ FILES: dict[str, type[Out]] = {
 }
 #: The run report as a web page: no schema, but part of every publish.
 PAGE = "report.html"
+#: The folder of the pages beside it (long lists, a page at a time): ``report/NAME.html``.
+PAGES = "report"
 
 Pieces = Callable[[], Iterable[bytes]]
 
@@ -32,9 +35,11 @@ class Alongside:
 @dataclass(frozen=True, slots=True)
 class Apart:
     """A file's content that takes long to make and only reads the records (the report
-    page): made by a forked child process while the other files are written."""
+    page): made by a forked child process while the other files are written. ``also``:
+    further files the same child makes after it (name in the publish → their pieces)."""
 
     pieces: Pieces
+    also: Mapping[str, Pieces] = field(default_factory=dict)
 
 
 #: A file's content: its bytes, a function giving them in pieces as it is written, or such
@@ -64,3 +69,7 @@ class RunOutput:
     report: Report
     changes: list[Change] = field(default_factory=list)
     evidence: list[ItemEvidence] = field(default_factory=list)  # for state/earlier.msgpack
+    #: What the previous publish said of the records a change names, for the report page:
+    #: (entity, id) → {field: its JSON value} — a changed record's changed fields; a
+    #: removed or merged item's title, as ``title``.
+    previous_values: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
