@@ -1,19 +1,27 @@
-"""The run report as one self-contained web page (``report.html``) for the curator.
+"""The run report for the curator: ``report.html``, and the pages beside it in ``report/``.
 
-One HTML file with its CSS inline and no script: nothing on it loads anything (a
-Content-Security-Policy of ``default-src 'none'`` plus the hash of the page's own style
-says so to the browser too, so even a text that escaped its escaping could neither run
-nor fetch). Jinja2 renders it with autoescape on for every template, so every text of
-the run is shown as text. No clock is read and the report's timing is left out: the
-same run gives the same bytes (``tests/golden/report.html``).
+The report page opens with what needs the curator — the changes against the previous
+publish (each changed field before and now, what differs marked), then the problems
+(rejects by reason, topics whose counts differ, run warnings), the topics, the files and
+the decisions — and shows the first entries of each long list; every entry is on the pages
+beside it (``report/KEY-N.html``), each under 3 MB, whatever the size of the run (see
+:mod:`.plan`). The pipeline's own counts are folded away at the end.
+
+Every page is one HTML file with its CSS inline and no script: nothing on it loads
+anything (a Content-Security-Policy of ``default-src 'none'`` plus the hash of the page's
+own style says so to the browser too, so even a text that escaped its escaping could
+neither run nor fetch). Jinja2 renders the frames with autoescape on; entries are built
+by :mod:`.rows`, :mod:`.changes` and :mod:`.sections`, which escape every value. No clock
+is read and the report's timing is left out: the same run gives the same bytes
+(``tests/golden/``).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Iterator
-from functools import cache
+from collections.abc import Iterator
+from functools import cache, partial
 from importlib.resources import files
 from typing import Any
 
@@ -21,42 +29,107 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from markupsafe import Markup
 
 from ... import SCHEMA_VERSION, __version__
-from ...records.run import RunOutput
-from .chart import build_chart
-from .rows import conflicts, decisions, item_cells, item_ref, or_dash, topic_ref, topic_table
-from .sections import change_items, chart_bars, file_rows, reject_rows, topic_section
-from .view import FOLD_OVER, build_view, safe_href
+from ...records.run import PAGE, PAGES, Apart, RunOutput
+from .book import SECTION, Book, entries_html
+from .plan import Listing
+from .rows import Shown
+from .sections import chart_bars
+from .text import escape
 
-__all__ = ["page_pieces", "render_page"]
+__all__ = ["page_content", "render_page", "render_pages"]
+
+#: Links to a list's pages the report page shows (the first ones, then the last).
+PAGE_LINKS = 40
+
+
+def page_content(run: RunOutput) -> Apart:
+    """``report.html`` and its pages beside it, made apart (a child process) as the rest of
+    the publish is written: their names are planned here, their bytes there."""
+    book = Book(run)
+    also = {
+        x.name(n): partial(_page_pieces, book, key, n)
+        for key, x in book.listings.items()
+        for n in range(1, len(x.pages) + 1)
+    }
+    return Apart(partial(_report_pieces, book), also)
 
 
 def render_page(run: RunOutput) -> bytes:
     """The bytes of ``report.html`` for ``run``."""
-    return b"".join(page_pieces(run))
+    return b"".join(_report_pieces(Book(run)))
 
 
-def page_pieces(run: RunOutput) -> Iterator[bytes]:
-    """``report.html`` for ``run`` in pieces, as the template renders them (a large run's
-    page is tens of megabytes: it is written as it is made)."""
-    view = build_view(run)
+def render_pages(run: RunOutput) -> dict[str, bytes]:
+    """Every page for ``run``: ``report.html`` and ``report/…``, by name in the publish."""
+    content = page_content(run)
+    return {PAGE: b"".join(content.pieces())} | {
+        name: b"".join(pieces()) for name, pieces in content.also.items()
+    }
+
+
+def _report_pieces(book: Book) -> Iterator[bytes]:
+    s = book.shown(f"{PAGES}/")
+    shown = {key: _shown(x, s) for key, x in book.listings.items()}
+    variables = {
+        "view": book.view,
+        "report": book.view.run.report,
+        "x": book.listings,
+        "shown": shown,
+        "more": {key: Markup(_more(x, s)) for key, x in book.listings.items()},
+        "chart": book.chart,
+        "bars": Markup(chart_bars(book.chart, s)),
+        "topic_pages": len(book.listings["topics"].pages),
+        **_frame(),
+    }
+    yield from _batched(rendered(environment().get_template("report.html.j2"), variables))
+
+
+def _shown(x: Listing, s: Shown) -> Markup:
+    return Markup(entries_html(x, range(x.shown), s) if x.shown else "")
+
+
+def _more(x: Listing, s: Shown) -> str:
+    """Where all of a list's entries are: its pages, linked (the first ones and the last)."""
+    total = len(x.pages)
+    if total == 0:
+        return ""
+
+    def link(n: int) -> str:
+        return f'<a href="{escape(s.links.page(x.key, n))}">{n}</a>'
+
+    if total <= PAGE_LINKS:
+        links = " · ".join(map(link, range(1, total + 1)))
+    else:
+        links = " · ".join(map(link, range(1, PAGE_LINKS))) + " … " + link(total)
+    what = "All of them" if x.shown < len(x.entries) else "On a page of its own"
+    return f'<p class="more">{what}: page{"s" if total > 1 else ""} {links}</p>\n'
+
+
+def _page_pieces(book: Book, key: str, n: int) -> Iterator[bytes]:
+    x = book.listings[key]
+    s = book.shown("")
+    variables = {
+        "title": x.title,
+        "key": key,
+        "n": n,
+        "pages": len(x.pages),
+        "section": SECTION[key],
+        "count": len(x.entries),
+        "report": book.view.run.report,
+        "body": Markup(entries_html(x, x.pages[n - 1], s)),
+        **_frame(),
+    }
+    yield from _batched(rendered(environment().get_template("page.html.j2"), variables))
+
+
+def _frame() -> dict[str, Any]:
     css = style()
-    template = environment().get_template("report.html.j2")
-    return _batched(
-        rendered(
-            template,
-            {
-                "view": view,
-                "cells": {i.id: item_cells(i) for i in run.items},  # once, not per topic
-                "report": run.report,
-                "chart": build_chart(view.topics),
-                "css": Markup(css),  # our own file, not run data
-                "csp": content_security_policy(css),
-                "schema_version": SCHEMA_VERSION,
-                "version": __version__,
-                "fold_over": FOLD_OVER,
-            },
-        )
-    )
+    return {
+        "css": Markup(css),  # our own file, not run data
+        "csp": content_security_policy(css),
+        "schema_version": SCHEMA_VERSION,
+        "version": __version__,
+    }
 
 
 def rendered(template: Template, variables: dict[str, Any]) -> Iterator[str]:
@@ -90,7 +163,7 @@ def _batched(pieces: Iterator[str], size: int = 1 << 18) -> Iterator[bytes]:
 def environment() -> Environment:
     """Jinja2 with autoescape on for every template (not by file name) and undefined
     names an error, so a template typo fails the tests instead of printing nothing."""
-    env = Environment(
+    return Environment(
         loader=PackageLoader("ingest.outputs.page", "templates"),
         autoescape=True,
         undefined=StrictUndefined,
@@ -98,27 +171,11 @@ def environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters["href"] = safe_href
-    env.globals.update(decisions=decisions, conflicts=conflicts)
-    env.globals.update(topic_section=topic_section, topic_table=topic_table)
-    env.globals.update(file_rows=file_rows, reject_rows=reject_rows)
-    env.globals.update(change_items=change_items, chart_bars=chart_bars)
-    # the references and dashes rows.py writes, for the templates too (one markup for both)
-    env.globals.update(
-        item_ref=_markup(item_ref), topic_ref=_markup(topic_ref), or_dash=_markup(or_dash)
-    )
-    return env
-
-
-def _markup(func: Callable[..., str]) -> Callable[..., Markup]:
-    """``func``, whose output is already escaped HTML, marked so for autoescape."""
-
-    return lambda *args: Markup(func(*args))
 
 
 @cache
 def style() -> str:
-    """The page's CSS (``report.css``), inlined into its ``<style>`` element."""
+    """The pages' CSS (``report.css``), inlined into each page's ``<style>`` element."""
     return files(__name__).joinpath("report.css").read_text(encoding="utf-8")
 
 
