@@ -81,14 +81,16 @@ def _long(seed: str, n: int, chars: int) -> str:
 
 def huge_run(base: RunOutput, n: int) -> RunOutput:
     """``base`` (the seeds' records) grown to ``n`` items on one topic, and as many rejects,
-    changes, decisions, conflicts, warnings and files, their texts long."""
+    changes, decisions, conflicts, warnings and files, their texts long (two of them alone
+    larger than a page may be)."""
+    long, huge = _long("长", 0, 5000), _long("巨", 0, 4_000_000)  # one text alone over 3 MB
     template = base.items[0]
     place = [ItemTopic(slug="big", rank=None, level=None, level_label=_long("级", 0, 300))]
     items = [
         msgspec.structs.replace(
             template,
             id=f"big{k:08d}",
-            title_zh=_long("标题", k, 900),
+            title_zh=huge if k == 0 else _long("标题", k, 900),
             title_original=_long("Title", k, 900),
             url="https://e.example/?" + "a=1&" * 100,
             topics=place,
@@ -99,7 +101,6 @@ def huge_run(base: RunOutput, n: int) -> RunOutput:
     topic = msgspec.structs.replace(base.topics[0], slug="big", items=[i.id for i in items])
     side = DecisionSide(summary_zh=_long("摘要", 1, 3000), title=_long("题", 1, 900), source="x")
     other = msgspec.structs.replace(side, summary_zh=_long("摘要改", 2, 3000))
-    long = _long("长", 0, 5000)
     report = msgspec.structs.replace(
         base.report,
         files=[
@@ -130,7 +131,9 @@ def huge_run(base: RunOutput, n: int) -> RunOutput:
     return RunOutput(
         items=items,
         topics=[topic],
-        rejects=[Reject(long, long, long, long, long, 0, 1, None) for _ in range(n)],
+        rejects=[
+            Reject(long, long, long, long, huge if k == 0 else long, 0, 1, None) for k in range(n)
+        ],
         report=report,
         changes=[
             Change(entity="item", op="changed", id=i.id, fields=["title_zh"], into=None)

@@ -108,17 +108,18 @@ def _describe(target: Path, e: OSError) -> str:
 
 
 def _check_names(names: Iterable[str]) -> None:
-    """Plain file names, or ``folder/name`` one level down (both parts plain)."""
+    """Plain file names, or ``folder/name`` one level down (both parts plain; ``folder/``
+    for a folder whose files a file apart makes)."""
     for name in names:
-        parts = name.split("/")
+        parts = name.removesuffix("/").split("/")
         if len(parts) > 2 or any(p in ("", ".", "..") or "\0" in p for p in parts):
             raise ValueError(f"output file name must be a plain file name, got {name!r}")
 
 
 def _names(files: Mapping[str, Content]) -> list[str]:
-    """The names of every file ``files`` makes: its own, and those made with a file apart."""
-    also = [n for d in files.values() if isinstance(d, Apart) for n in d.also]
-    return [*files, *also]
+    """The names ``files`` makes: its own, and the folders its files made apart fill."""
+    folders = [d.folder for d in files.values() if isinstance(d, Apart) and d.folder]
+    return [*files, *(f"{folder}/" for folder in folders)]
 
 
 def _clean_stale(out_dir: Path) -> None:
@@ -171,6 +172,7 @@ def _stage(
     os.mkdir(staging)
     if out_dir.is_dir():
         os.chmod(staging, stat.S_IMODE(os.stat(out_dir).st_mode))
+    # every folder, those a file made apart fills too (its child writes into it)
     folders = sorted({n.split("/")[0] for n in [*_names(files), *links] if "/" in n})
     for folder in folders:
         os.mkdir(staging / folder)

@@ -140,10 +140,18 @@ class Writing:
 
 
 def _write_apart(path: Path, data: Apart) -> None:
-    """``data``'s file at ``path``, then its other files, named from the same folder."""
+    """The files of ``data``'s folder beside ``path`` (plain names in that folder, which the
+    publish made), then ``data``'s own file at ``path``."""
+    if data.folder is not None and data.beside is not None:
+        folder = path.parent / data.folder
+
+        def write(name: str, pieces: Iterable[bytes]) -> None:
+            if name in ("", ".", "..") or "/" in name or "\0" in name:
+                raise ValueError(f"a file of {data.folder}/ must have a plain name, got {name!r}")
+            write_file(folder / name, lambda: pieces)
+
+        data.beside(write)
     write_file(path, data)
-    for name, pieces in data.also.items():
-        write_file(path.parent / name, pieces)
 
 
 class _Stopped(Exception):

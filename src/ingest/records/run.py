@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,14 +32,21 @@ class Alongside:
     pieces: Pieces
 
 
+#: Writes one file of a folder: ``write(name in the folder, its pieces)``.
+FileSink = Callable[[str, Iterable[bytes]], None]
+
+
 @dataclass(frozen=True, slots=True)
 class Apart:
     """A file's content that takes long to make and only reads the records (the report
-    page): made by a forked child process while the other files are written. ``also``:
-    further files the same child makes after it (name in the publish → their pieces)."""
+    page): made by a forked child process while the other files are written. ``beside``:
+    the files of a folder of the publish (``folder``) the same child makes first, naming
+    them as it goes (how many there are is known only once they are made): it calls its
+    argument, a :data:`FileSink`, once a file."""
 
     pieces: Pieces
-    also: Mapping[str, Pieces] = field(default_factory=dict)
+    folder: str | None = None
+    beside: Callable[[FileSink], None] | None = None
 
 
 #: A file's content: its bytes, a function giving them in pieces as it is written, or such

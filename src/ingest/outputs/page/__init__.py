@@ -5,7 +5,7 @@ publish (each changed field before and now, what differs marked), then the probl
 (rejects by reason, topics whose counts differ, run warnings), the topics, the files and
 the decisions — and shows the first entries of each long list; every entry is on the pages
 beside it (``report/KEY-N.html``), each under 3 MB, whatever the size of the run (see
-:mod:`.plan`). The pipeline's own counts are folded away at the end.
+:mod:`.pager`). The pipeline's own counts are folded away at the end.
 
 Every page is one HTML file with its CSS inline and no script: nothing on it loads
 anything (a Content-Security-Policy of ``default-src 'none'`` plus the hash of the page's
@@ -13,15 +13,16 @@ own style says so to the browser too, so even a text that escaped its escaping c
 neither run nor fetch). Jinja2 renders the frames with autoescape on; entries are built
 by :mod:`.rows`, :mod:`.changes` and :mod:`.sections`, which escape every value. No clock
 is read and the report's timing is left out: the same run gives the same bytes
-(``tests/golden/``).
+(``tests/golden/``). All of it is made by one child process while the rest of the publish
+is written (:class:`~ingest.records.run.Apart`).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterator
-from functools import cache, partial
+from collections.abc import Iterable, Iterator
+from functools import cache
 from importlib.resources import files
 from typing import Any
 
@@ -29,97 +30,99 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from markupsafe import Markup
 
 from ... import SCHEMA_VERSION, __version__
-from ...records.run import PAGE, PAGES, Apart, RunOutput
-from .book import SECTION, Book, entries_html
-from .plan import Listing
-from .rows import Shown
+from ...records.run import PAGE, PAGES, Apart, FileSink, RunOutput
+from .book import Book, Listing
+from .rows import TOPICS, Shown
 from .sections import chart_bars
 from .text import escape
 
-__all__ = ["page_content", "render_page", "render_pages"]
+__all__ = ["page_content", "render_pages"]
 
 #: Links to a list's pages the report page shows (the first ones, then the last).
 PAGE_LINKS = 40
 
 
 def page_content(run: RunOutput) -> Apart:
-    """``report.html`` and its pages beside it, made apart (a child process) as the rest of
-    the publish is written: their names are planned here, their bytes there."""
+    """``report.html`` and the pages beside it (``report/``), made apart: the pages first
+    (how many there are, and where each item's row is, is known once they are made)."""
     book = Book(run)
-    also = {
-        x.name(n): partial(_page_pieces, book, key, n)
-        for key, x in book.listings.items()
-        for n in range(1, len(x.pages) + 1)
-    }
-    return Apart(partial(_report_pieces, book), also)
 
+    def beside(write: FileSink) -> None:
+        book.write_pages(write, _page_pieces)
 
-def render_page(run: RunOutput) -> bytes:
-    """The bytes of ``report.html`` for ``run``."""
-    return b"".join(_report_pieces(Book(run)))
+    return Apart(lambda: _report_pieces(book), PAGES, beside)
 
 
 def render_pages(run: RunOutput) -> dict[str, bytes]:
     """Every page for ``run``: ``report.html`` and ``report/…``, by name in the publish."""
     content = page_content(run)
-    return {PAGE: b"".join(content.pieces())} | {
-        name: b"".join(pieces()) for name, pieces in content.also.items()
-    }
+    found: dict[str, bytes] = {}
+
+    def keep(name: str, pieces: Iterable[bytes]) -> None:
+        found[f"{PAGES}/{name}"] = b"".join(pieces)
+
+    assert content.beside is not None
+    content.beside(keep)
+    return {PAGE: b"".join(content.pieces()), **found}
 
 
 def _report_pieces(book: Book) -> Iterator[bytes]:
     s = book.shown(f"{PAGES}/")
-    shown = {key: _shown(x, s) for key, x in book.listings.items()}
+    lists = {x.key: x for x in book.lists}
+    shown = {key: book.first(x, s) for key, x in lists.items()}
+    topics = book.pages[TOPICS]
     variables = {
         "view": book.view,
-        "report": book.view.run.report,
-        "x": book.listings,
-        "shown": shown,
-        "more": {key: Markup(_more(x, s)) for key, x in book.listings.items()},
+        "report": book.run.report,
+        "x": lists,
+        "count": {key: len(shown[key]) for key in lists},
+        "shown": {key: Markup(_around(x, shown[key])) for key, x in lists.items()},
+        "more": {
+            key: Markup(_more(x, book.pages[key], len(shown[key]), s)) for key, x in lists.items()
+        },
         "chart": book.chart,
         "bars": Markup(chart_bars(book.chart, s)),
-        "topic_pages": len(book.listings["topics"].pages),
+        "topic_pages": topics,
+        "topic_links": Markup(_links(TOPICS, topics, s)),
         **_frame(),
     }
     yield from _batched(rendered(environment().get_template("report.html.j2"), variables))
 
 
-def _shown(x: Listing, s: Shown) -> Markup:
-    return Markup(entries_html(x, range(x.shown), s) if x.shown else "")
+def _around(x: Listing, entries: list[str]) -> str:
+    return x.head + "".join(entries) + x.tail if entries else ""
 
 
-def _more(x: Listing, s: Shown) -> str:
-    """Where all of a list's entries are: its pages, linked (the first ones and the last)."""
-    total = len(x.pages)
-    if total == 0:
+def _more(x: Listing, pages: int, shown: int, s: Shown) -> str:
+    """Where all of a list's entries are: its pages, linked."""
+    if pages == 0:
         return ""
+    what = "All of them" if shown < len(x.entries) else "On a page of its own"
+    return f'<p class="more">{what}: page{"s" if pages > 1 else ""} {_links(x.key, pages, s)}</p>\n'
+
+
+def _links(key: str, pages: int, s: Shown) -> str:
+    """Links to the pages of a list: all, or the first ones and the last."""
 
     def link(n: int) -> str:
-        return f'<a href="{escape(s.links.page(x.key, n))}">{n}</a>'
+        return f'<a href="{escape(s.links.page(key, n))}">{n}</a>'
 
-    if total <= PAGE_LINKS:
-        links = " · ".join(map(link, range(1, total + 1)))
-    else:
-        links = " · ".join(map(link, range(1, PAGE_LINKS))) + " … " + link(total)
-    what = "All of them" if x.shown < len(x.entries) else "On a page of its own"
-    return f'<p class="more">{what}: page{"s" if total > 1 else ""} {links}</p>\n'
+    if pages <= PAGE_LINKS:
+        return " · ".join(map(link, range(1, pages + 1)))
+    return " · ".join(map(link, range(1, PAGE_LINKS))) + " … " + link(pages)
 
 
-def _page_pieces(book: Book, key: str, n: int) -> Iterator[bytes]:
-    x = book.listings[key]
-    s = book.shown("")
+def _page_pieces(x: Listing, n: int, last: bool, body: str) -> Iterator[bytes]:
     variables = {
         "title": x.title,
-        "key": key,
+        "key": x.key,
         "n": n,
-        "pages": len(x.pages),
-        "section": SECTION[key],
-        "count": len(x.entries),
-        "report": book.view.run.report,
-        "body": Markup(entries_html(x, x.pages[n - 1], s)),
+        "last": last,
+        "section": x.section,
+        "body": Markup(body),
         **_frame(),
     }
-    yield from _batched(rendered(environment().get_template("page.html.j2"), variables))
+    return _batched(rendered(environment().get_template("page.html.j2"), variables))
 
 
 def _frame() -> dict[str, Any]:

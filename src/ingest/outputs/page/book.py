@@ -1,26 +1,22 @@
-"""The report's pages as a whole: every long list (:class:`.plan.Listing`), which page holds
-what, and where each item's and topic's row is (:class:`Book`). Made before the pages are
-written, in the run's process; what only the pages need (each item's place on each topic,
-its cells) is made when the first page is, in the child that writes them.
+"""The report's pages as a whole (:class:`Book`), made in the child that writes them: first
+the pages beside the report page — the topics' (where each item's and topic's row lands),
+then every other list's — then the report page, which shows the first entries of each
+list and links to all its pages.
 """
 
 from __future__ import annotations
 
-from functools import cached_property, partial
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import chain
 from typing import Any
 
-from ...records.run import RunOutput
-from .changes import (
-    CONFLICTS_HEAD,
-    change_bytes,
-    change_row,
-    conflict_bytes,
-    conflict_row,
-    decision_bytes,
-    decision_row,
-)
+from ...records.output import Topic
+from ...records.run import FileSink, RunOutput
+from .changes import CONFLICTS_HEAD, change_row, conflict_row, decision_row
 from .chart import Chart, build_chart
-from .plan import BUDGET, Listing, anchors, listing, pack, topic_parts
+from .pager import Entry, first, paged
 from .rows import (
     FILES_HEAD,
     INDEX_HEAD,
@@ -29,90 +25,123 @@ from .rows import (
     Links,
     Places,
     Shown,
-    file_bytes,
     file_row,
-    index_bytes,
     index_row,
-    reject_bytes,
     reject_row,
-    warning_bytes,
     warning_row,
 )
-from .sections import head_bytes, item_bytes, item_cells, topic_block
+from .sections import item_cells, topic_blocks
+from .text import TABLE_TAIL
 from .view import View, build_view
 
 UL, UL_END = '<ul class="warnings">\n', "</ul>\n"
-_conflicts = (conflict_bytes, conflict_row, CONFLICTS_HEAD)
-#: The lists, in the order of the report page, and the section each is in.
-SECTION = {
-    "changes": "changes",
-    "added": "changes",
-    "rejects": "problems",
-    "mismatches": "problems",
-    "warnings": "problems",
-    "topic-index": "topics",
-    TOPICS: "topics",
-    "files": "files",
-    "decisions": "decisions",
-    "conflicts": "decisions",
-}
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One long list: its entries, how each is shown, what goes around them on a page."""
+
+    key: str  # its pages are report/KEY-N.html
+    title: str
+    section: str  # the report page's section it is in
+    entries: Sequence[Any]
+    row: Callable[[Any, Shown], str]
+    head: str = ""
+    tail: str = ""
 
 
 class Book:
-    """The report page and the pages beside it, planned."""
+    """The report page and the pages beside it, for one run."""
 
     def __init__(self, run: RunOutput) -> None:
-        self.view = view = build_view(run)
-        self.chart: Chart = build_chart(run.topics, view.items)
-        report, topics = run.report, view.topics
-        on_topics = {i for t in run.topics for i in t.items}
-        unlisted = [i.id for i in run.items if i.id not in on_topics]
-        sizes = {i.id: item_bytes(i) for i in run.items}
-        head = partial(head_bytes, view=view)
-        parts, bounds = topic_parts(run.topics, unlisted, head, sizes.__getitem__)
-        pages = pack(bounds, BUDGET)
-        parts, self.item_pages, self.topic_pages = anchors(parts, pages)
-        mismatched = [topics[c.slug] for c in view.mismatches if c.slug in topics]
-        index = (index_bytes, index_row, INDEX_HEAD)
-        lists: list[tuple[Any, ...]] = [
-            ("changes", "Changes", view.changes, change_bytes, change_row),
-            ("added", "Added", view.added, change_bytes, change_row),
-            ("rejects", "Rejects", run.rejects, reject_bytes, reject_row, REJECTS_HEAD),
-            ("mismatches", "Topics whose declared and found counts differ", mismatched, *index),
-            ("warnings", "Run warnings", report.warnings, warning_bytes, warning_row, UL, UL_END),
-            ("topic-index", "Topics", run.topics, *index),
-            ("files", "Files", view.files, file_bytes, file_row, FILES_HEAD),
-            ("decisions", "Decisions", report.decisions, decision_bytes, decision_row),
-            ("conflicts", "Field conflicts in merges", report.conflicts, *_conflicts),
-        ]
-        self.listings: dict[str, Listing] = {key: listing(view, key, *spec) for key, *spec in lists}
-        self.listings[TOPICS] = Listing(
-            TOPICS, "Topics and their items", parts, topic_block, pages, 0
-        )
+        self.run = run
+        self.pages: dict[str, int] = {}  # list → how many pages it has, once written
+        self.anchors: dict[str, int] = {}  # "item-ID" / "topic-SLUG" → its page of topics
 
-    def names(self) -> list[str]:
-        """The files of the pages beside the report page, in the publish."""
-        return [x.name(n) for x in self.listings.values() for n in range(1, len(x.pages) + 1)]
+    @cached_property
+    def view(self) -> View:
+        return build_view(self.run)
+
+    @cached_property
+    def chart(self) -> Chart:
+        return build_chart(self.run.topics, self.view.items)
+
+    @cached_property
+    def lists(self) -> list[Listing]:
+        """Every list but the topics' blocks, in the report page's order."""
+        view, report = self.view, self.run.report
+        mismatched = [view.topics[c.slug] for c in view.mismatches if c.slug in view.topics]
+        index = (index_row, INDEX_HEAD, TABLE_TAIL)
+        return [
+            Listing("changes", "Changes", "changes", view.changes, change_row),
+            Listing("added", "Added", "changes", view.added, change_row),
+            Listing("rejects", "Rejects", "problems", self.run.rejects, *_rejects),
+            Listing("mismatches", _MISMATCHES, "problems", mismatched, *index),
+            Listing(
+                "warnings", "Run warnings", "problems", report.warnings, warning_row, UL, UL_END
+            ),
+            Listing("topic-index", "Topics", "topics", self.run.topics, *index),
+            Listing("files", "Files", "files", view.files, file_row, FILES_HEAD, TABLE_TAIL),
+            Listing("decisions", "Decisions", "decisions", report.decisions, decision_row),
+            Listing("conflicts", _CONFLICTS, "decisions", report.conflicts, *_conflicts),
+        ]
 
     def shown(self, prefix: str) -> Shown:
         """What the entries need, for a page whose links to the others start ``prefix``."""
         places, cells = self._for_rows
-        return Shown(self.view, Links(prefix, self.item_pages, self.topic_pages), places, cells)
+        return Shown(self.view, Links(prefix, self.anchors), places, cells)
 
     @cached_property
     def _for_rows(self) -> tuple[Places, dict[str, str]]:
-        """Each item's place on each topic, and its cells: made once, by the pages' child."""
+        """Each item's place on each topic, and its cells in a topic's table."""
         places: Places = {}
-        for i in self.view.run.items:
+        for i in self.run.items:
             for t in i.topics:
                 places.setdefault(t.slug, {})[i.id] = t
-        return places, {i.id: item_cells(i) for i in self.view.run.items}
+        return places, {i.id: item_cells(i) for i in self.run.items}
+
+    def write_pages(self, write: FileSink, frame: Callable[..., Iterator[bytes]]) -> None:
+        """Every page beside the report page, through ``write(name, pieces)``; ``frame``
+        makes a page of a list around its entries' HTML."""
+        s = self.shown("")
+        seen: set[str] = set()
+        blocks = chain.from_iterable(topic_blocks(t, ids, s, seen) for t, ids in self._topics())
+        topics = Listing(TOPICS, "Topics and their items", "topics", [], _no_row)
+        self._write(topics, blocks, write, frame)
+        for x in self.lists:
+            self._write(x, (Entry(x.row(e, s)) for e in x.entries), write, frame)
+
+    def _write(
+        self,
+        x: Listing,
+        entries: Iterator[Entry],
+        write: FileSink,
+        frame: Callable[..., Iterator[bytes]],
+    ) -> None:
+        count = 0
+        for page in paged(entries):
+            self.anchors.update(dict.fromkeys(page.marks, page.n))
+            body = x.head + page.html + x.tail
+            write(f"{x.key}-{page.n}.html", frame(x, page.n, page.last, body))
+            count = page.n
+        self.pages[x.key] = count
+
+    def _topics(self) -> list[tuple[Topic | None, Sequence[str]]]:
+        """Each topic and its items, then the items on no topic (if any)."""
+        listed = {i for t in self.run.topics for i in t.items}
+        unlisted = [i.id for i in self.run.items if i.id not in listed]
+        return [*((t, t.items) for t in self.run.topics), *([(None, unlisted)] if unlisted else [])]
+
+    def first(self, x: Listing, s: Shown) -> list[str]:
+        """The entries of ``x`` the report page shows (see :func:`.pager.first`)."""
+        return first(x.row(e, s) for e in x.entries)
 
 
-def entries_html(x: Listing, entries: range, s: Shown) -> str:
-    """The HTML of some of a list's entries, with the list's head and tail."""
-    rows: list[Any] = [x.entries[k] for k in entries]
-    return x.head + "".join(x.row(e, s) for e in rows) + x.tail
+def _no_row(entry: Any, s: Shown) -> str:
+    raise AssertionError("the topics' blocks are made by topic_blocks")
 
 
-__all__ = ["SECTION", "Book", "View", "entries_html"]
+_MISMATCHES = "Topics whose declared and found counts differ"
+_CONFLICTS = "Field conflicts in merges"
+_rejects = (reject_row, REJECTS_HEAD, TABLE_TAIL)
+_conflicts = (conflict_row, CONFLICTS_HEAD, TABLE_TAIL)

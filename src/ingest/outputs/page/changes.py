@@ -1,7 +1,6 @@
 """The entries that show two texts side by side, what differs marked (:mod:`.diff`): a
 change against the previous publish (each changed field, its value before and now), a
-decision (the two listings judged one resource) and a field conflict of a merge. Each
-with the bound of its bytes beside it (see :mod:`.plan`).
+decision (the two listings judged one resource) and a field conflict of a merge.
 """
 
 from __future__ import annotations
@@ -10,10 +9,10 @@ import json
 from typing import Any
 
 from ...records.output import Conflict, Decision, DecisionSide
-from .diff import MARK_BYTES, marked
-from .rows import Shown, item_ref, ref_bytes, topic_ref
-from .text import AROUND, INNER, NAME, NONE, TEXT, bound, escape, shorten, shown
-from .view import ChangeEntry, View
+from .diff import marked
+from .rows import Shown, item_ref, topic_ref
+from .text import INNER, NAME, NONE, TEXT, escape, shorten, shown
+from .view import ChangeEntry
 
 # --------------------------------------------------------------------------- changes
 
@@ -63,17 +62,6 @@ def value_text(value: Any) -> str | None:
     return shorten(text, TEXT)
 
 
-def change_bytes(e: ChangeEntry, view: View) -> int:
-    fields = sum(
-        bound(f, value_text(e.before.get(f)), value_text(e.after.get(f)), limit=TEXT)
-        + 2 * MARK_BYTES
-        for f in e.change.fields
-    )
-    c, title = e.change, e.before.get("title")
-    refs = ref_bytes(c.id, view) + bound(title if isinstance(title, str) else None)
-    return refs + (0 if c.into is None else ref_bytes(c.into, view)) + fields + 2 * AROUND
-
-
 # --------------------------------------------------------------------------- decisions
 
 
@@ -96,12 +84,6 @@ def _side(label: str, side: DecisionSide, title: str, text: str) -> str:
         f'</p>\n<p class="side-title" lang="zh">{title or NONE}</p>\n'
         f'<p lang="zh">{text}</p>\n</div>\n'
     )
-
-
-def decision_bytes(d: Decision, view: View) -> int:
-    texts = bound(d.kind, d.a.source, d.b.source, d.a.title, d.b.title)
-    texts += bound(d.evidence, d.a.summary_zh, d.b.summary_zh, limit=TEXT)
-    return ref_bytes(d.item, view) + texts + 4 * MARK_BYTES + 4 * AROUND
 
 
 # --------------------------------------------------------------------------- conflicts
@@ -128,9 +110,3 @@ def conflict_row(c: Conflict, s: Shown) -> str:
         f'<td data-label="Values seen" class="wide"><ul class="values">{values}</ul></td>\n'
         "</tr>\n"
     )
-
-
-def conflict_bytes(c: Conflict, view: View) -> int:
-    values = sum(bound(v.value, limit=TEXT) + bound(", ".join(v.sources)) for v in c.values[:INNER])
-    texts = bound(c.field) + bound(c.chosen, limit=TEXT) + values
-    return ref_bytes(c.record, view) + texts + 4 * AROUND

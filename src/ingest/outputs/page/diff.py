@@ -17,8 +17,6 @@ from .text import escape
 
 JOIN_UNDER = 3
 MAX_RUNS = 8
-#: The bytes marking adds to a text at most (its tags), beside its escaped characters.
-MARK_BYTES = (MAX_RUNS + 1) * len("<del></del>")
 
 Block = tuple[int, int, int, int]  # a shared run: old[a0:a1] == new[b0:b1]
 

@@ -1,8 +1,8 @@
-"""The entries of the pages' lists as Python string building, each with the bound of its
-bytes beside it: a reject, a topic whose counts differ, a run warning, a topic's line in
-the index, a file. A large run has thousands of each; Jinja loops and macro calls cost
-several times more per entry. Every value goes through :func:`.text.escape` (numbers and
-our own words aside); the templates insert the result as it is.
+"""The entries of the pages' lists as Python string building: a reject, a topic whose
+counts differ, a run warning, a topic's line in the index, a file. A large run has
+thousands of each; Jinja loops and macro calls cost several times more per entry. Every
+value goes through :func:`.text.escape` (numbers and our own words aside); the templates
+insert the result as it is.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ...records.output import FileReport, ItemTopic, Reject, Topic, TopicCheck
-from .text import AROUND, INNER, TEXT, bound, escape, n_of, shown
+from .text import INNER, TEXT, escape, n_of, shown
 from .view import LEVELS, View
 
 #: The key of the pages that hold the topics' items (and every item's anchor).
@@ -25,16 +25,17 @@ class Links:
     """Where an item's row and a topic's block are, from the page being made."""
 
     prefix: str  # "report/" from the report page, "" from a page beside it
-    items: Mapping[str, int]  # item id → its page of topics
-    topics: Mapping[str, int]  # slug → its page of topics
+    anchors: Mapping[str, int]  # "item-ID" / "topic-SLUG" → its page of topics
 
     def item(self, item_id: str) -> str | None:
-        n = self.items.get(item_id)
-        return None if n is None else f"{self.prefix}{TOPICS}-{n}.html#item-{item_id}"
+        return self._to(f"item-{item_id}")
 
     def topic(self, slug: str) -> str | None:
-        n = self.topics.get(slug)
-        return None if n is None else f"{self.prefix}{TOPICS}-{n}.html#topic-{slug}"
+        return self._to(f"topic-{slug}")
+
+    def _to(self, anchor: str) -> str | None:
+        n = self.anchors.get(anchor)
+        return None if n is None else f"{self.prefix}{TOPICS}-{n}.html#{anchor}"
 
     def page(self, key: str, n: int) -> str:
         return f"{self.prefix}{key}-{n}.html"
@@ -69,14 +70,6 @@ def topic_ref(slug: str, s: Shown) -> str:
     return code + name if href is None else f'<a href="{escape(href)}">{code}</a>{name}'
 
 
-def ref_bytes(key: str, view: View) -> int:
-    """The bound of :func:`item_ref` or :func:`topic_ref` of ``key``: its id or slug twice
-    (shown, and in its link), its title or name."""
-    topic = view.topics.get(key)
-    title = view.titles.get(key) or (topic.name if topic is not None else None)
-    return bound(key, key, title)
-
-
 def levels(counts: Iterable[tuple[str | None, int]]) -> str:
     """``, beginner 2, advanced 1`` (levels are a vocabulary: the first few, names cut)."""
     shown_ = list(counts)[:LEVEL_NAMES]
@@ -84,8 +77,6 @@ def levels(counts: Iterable[tuple[str | None, int]]) -> str:
 
 
 LEVEL_NAMES, LEVEL_NAME = len(LEVELS), 20
-#: :func:`levels` of the levels of a topic's items (a vocabulary, or "no level"), at most.
-LEVELS_BYTES = LEVEL_NAMES * bound("intermediate 1000000", around=2)
 
 
 # --------------------------------------------------------------------------- rejects
@@ -107,10 +98,6 @@ def reject_row(r: Reject, _: Shown) -> str:
         f'<td data-label="Excerpt" class="wide"><pre class="excerpt">{shown(r.excerpt, TEXT)}'
         "</pre></td>\n</tr>\n"
     )
-
-
-def reject_bytes(r: Reject, _: View) -> int:
-    return bound(r.file, r.locator, r.reason) + bound(r.message, r.excerpt, limit=TEXT)
 
 
 # --------------------------------------------------------------------------- topics
@@ -148,11 +135,6 @@ def declared(check: TopicCheck | None) -> str:
     return f'{said} <span class="badge bad">differ</span> · found {found}'
 
 
-def index_bytes(topic: Topic, view: View) -> int:
-    said = len(declared(view.checks.get(topic.slug)).encode("utf-8"))
-    return ref_bytes(topic.slug, view) + said + LEVELS_BYTES + 4 * AROUND
-
-
 # --------------------------------------------------------------------------- files
 
 
@@ -186,20 +168,8 @@ def file_row(f: FileReport, _: Shown) -> str:
     )
 
 
-def file_bytes(f: FileReport, _: View) -> int:
-    return (
-        bound(f.file, f.status, f.format, f.encoding)
-        + 8 * AROUND
-        + sum(bound(w, limit=TEXT) for w in f.warnings[:INNER])
-    )
-
-
 # --------------------------------------------------------------------------- warnings
 
 
 def warning_row(w: str, _: Shown) -> str:
     return f"<li>{shown(w, TEXT)}</li>\n"
-
-
-def warning_bytes(w: str, _: View) -> int:
-    return bound(w, limit=TEXT)

@@ -1,39 +1,54 @@
 """A topic's block (its facts, and its items in rank order: the bulk of the pages beside the
-report page) and the chart's bars, as Python string building: a large run has a hundred
-thousand topic rows, and Jinja macro calls cost ten times more per row. Every value goes
-through :func:`.text.escape`; the result is inserted as it is.
+report page; a large topic's block in parts) and the chart's bars, as Python string
+building: a large run has a hundred thousand topic rows, and Jinja macro calls cost ten
+times more per row. Every value goes through :func:`.text.escape`; the result is inserted
+as it is.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
+from itertools import chain
 
 from ...records.output import Item, ItemTopic, Topic
 from .chart import Chart
-from .plan import Part
-from .rows import LEVELS_BYTES, Shown, declared, levels
-from .text import AROUND, NAME, TABLE_TAIL, TEXT, URL, bound, escape, n_of, safe_href, shown
-from .view import LEVELS, View
+from .pager import Entry, cut
+from .rows import Shown, declared, levels
+from .text import NAME, TABLE_TAIL, TEXT, URL, escape, n_of, safe_href, shown
+from .view import LEVELS
 
 
-def topic_block(part: Part, s: Shown) -> str:
-    """A topic's ``<details>`` block: its summary line, its facts, its table of items (a
-    large topic's block is cut in parts, one a page: each part says which items it holds)."""
-    topic, n = part.topic, part.total
-    span = "" if len(part.ids) == n else f", {part.start + 1}–{part.start + len(part.ids)} here"
+def topic_blocks(
+    topic: Topic | None, ids: Sequence[str], s: Shown, seen: set[str]
+) -> Iterator[Entry]:
+    """A topic's ``<details>`` block (``None``: the items on no topic): its summary line,
+    its facts, its table of items; a large topic's in parts (see :func:`.pager.cut`), each
+    saying which of its items it holds. An item not in ``seen`` gets its anchor here (links
+    to it land on its first row) and is added to it."""
+    on = {} if topic is None else s.places.get(topic.slug, {})
+    rows = (_row(i, on.get(i), s, seen) for i in ids)
+
+    def head(start: int, stop: int) -> str:
+        span = "" if stop - start == len(ids) else f", {start + 1}–{stop} here"
+        if topic is None:
+            anchor = ' id="unlisted"' if start == 0 else ""
+            return (
+                f'<details class="topic"{anchor} open>\n<summary><span class="name">'
+                f'Items on no topic</span> <span class="count">{n_of(len(ids), "item")}{span}'
+                '</span></summary>\n<div class="topic-body">\n<p>Found only in an item '
+                "page's related reading.</p>\n" + TABLE_HEAD
+            )
+        return _topic_head(topic, start == 0, span, s) + TABLE_HEAD
+
+    parts = cut(rows, head, TABLE_TAIL + "</div>\n</details>\n")
     if topic is None:
-        head = (
-            '<details class="topic" id="unlisted" open>\n<summary><span class="name">Items on '
-            f'no topic</span> <span class="count">{n_of(n, "item")}{span}</span></summary>\n'
-            '<div class="topic-body">\n<p>Found only in an item page\'s related reading.</p>\n'
-        )
-    else:
-        head = _topic_head(topic, part, s, span)
-    rows = "".join(_row(i, topic, part, s) for i in part.ids)
-    return f"{head}{TABLE_HEAD}{rows}{TABLE_TAIL}</div>\n</details>\n"
+        return parts
+    first = next(parts)  # the part with the topic's anchor
+    return chain([first._replace(marks=(f"topic-{topic.slug}", *first.marks))], parts)
 
 
-def _topic_head(topic: Topic, part: Part, s: Shown, span: str) -> str:
+def _topic_head(topic: Topic, first: bool, span: str, s: Shown) -> str:
     slug = escape(topic.slug)
     check = s.view.checks.get(topic.slug)
     badge = ""
@@ -43,16 +58,16 @@ def _topic_head(topic: Topic, part: Part, s: Shown, span: str) -> str:
         badge = f' <span class="badge {"good" if good else "bad"}">{said}</span>'
     href = safe_href(topic.url)
     url = f'<a href="{escape(href)}" rel="noreferrer">{shown(topic.url, URL)}</a>' if href else None
-    anchor = f' id="topic-{slug}"' if part.start == 0 else ""
+    anchor = f' id="topic-{slug}"' if first else ""
     on = s.places.get(topic.slug, {})
-    counts = {lv: 0 for lv in LEVELS}
+    counts = dict.fromkeys(LEVELS, 0)
     for item_id in topic.items:
         place = on.get(item_id)
         counts[None if place is None else place.level] += 1
     return (
         f'<details class="topic"{anchor} open>\n<summary><span class="name" lang="zh">'
         f"{shown(topic.name or topic.slug)}</span> <code>{shown(topic.slug)}</code> "
-        f'<span class="count">{n_of(part.total, "item")}{span}</span>{badge}</summary>\n'
+        f'<span class="count">{n_of(len(topic.items), "item")}{span}</span>{badge}</summary>\n'
         '<div class="topic-body">\n'
         + (f'<p lang="zh">{shown(topic.description, TEXT)}</p>\n' if topic.description else "")
         + f'<dl class="facts">\n<div><dt>category</dt><dd lang="zh">{shown(topic.category)}'
@@ -63,16 +78,6 @@ def _topic_head(topic: Topic, part: Part, s: Shown, span: str) -> str:
     )
 
 
-def head_bytes(topic: Topic | None, view: View) -> int:
-    """The bound of a topic block's bytes, but its rows."""
-    if topic is None:
-        return 4 * AROUND + len(TABLE_HEAD)
-    texts = bound(topic.name, topic.slug, topic.slug, topic.slug, topic.category)
-    texts += bound(topic.description, limit=TEXT) + 2 * bound(topic.url, limit=URL)
-    said = len(declared(view.checks.get(topic.slug)).encode("utf-8"))
-    return texts + said + 8 * AROUND + LEVELS_BYTES + len(TABLE_HEAD)
-
-
 TABLE_HEAD = (
     '<table class="stack items">\n<thead><tr><th class="num">#</th><th>Level</th>'
     "<th>Chinese title</th><th>Original title</th><th>Kind</th><th>Language</th><th>Id</th>"
@@ -80,11 +85,13 @@ TABLE_HEAD = (
 )
 
 
-def _row(item_id: str, topic: Topic | None, part: Part, s: Shown) -> str:
-    anchor = f' id="item-{escape(item_id)}"' if item_id in part.anchored else ""
-    place = None if topic is None else s.places.get(topic.slug, {}).get(item_id)
+def _row(item_id: str, place: ItemTopic | None, s: Shown, seen: set[str]) -> Entry:
     cells = s.cells.get(item_id, f"<td></td><td></td><td></td><td></td><td>{shown(item_id)}</td>")
-    return f"<tr{anchor}>{_place_cells(place)}{cells}</tr>\n"
+    if item_id in seen:
+        return Entry(f"<tr>{_place_cells(place)}{cells}</tr>\n")
+    seen.add(item_id)
+    row = f'<tr id="item-{escape(item_id)}">{_place_cells(place)}{cells}</tr>\n'
+    return Entry(row, (f"item-{item_id}",))
 
 
 def _place_cells(place: ItemTopic | None) -> str:
@@ -111,21 +118,6 @@ def item_cells(i: Item) -> str:
         f"<td>{shown(i.kind, 20)}</td><td>{shown(i.original_language, 20)}</td>"
         f"<td>{shown(i.id)}</td>"
     )
-
-
-def item_bytes(i: Item) -> int:
-    """The bound of an item's row in any topic's table: its texts (its place's, the
-    longest of its topics'), and the row's markup."""
-    texts = bound(i.title_zh, i.title_original, i.id, i.id, around=0)
-    texts += bound(i.url, i.url, limit=URL, around=0)
-    texts += 2 * bound(i.original_language, i.kind, limit=20, around=0)
-    places = [_cells_of(t.rank, t.level, t.level_label) for t in i.topics]
-    place = max(len(p.encode("utf-8")) for p in [*places, _cells_of(None, None, None)])
-    return texts + place + ROW_MARKUP
-
-
-#: A topic's table row's own markup: its tags, attributes and the item's anchor (but texts).
-ROW_MARKUP = 400
 
 
 def chart_bars(chart: Chart, s: Shown) -> str:
