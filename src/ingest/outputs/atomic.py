@@ -108,18 +108,20 @@ def _describe(target: Path, e: OSError) -> str:
 
 
 def _check_names(names: Iterable[str]) -> None:
-    """Plain file names, or ``folder/name`` one level down (both parts plain; ``folder/``
-    for a folder whose files a file apart makes)."""
+    """Plain file names, or ``folder/name`` one level down (both parts plain)."""
     for name in names:
-        parts = name.removesuffix("/").split("/")
+        parts = name.split("/")
         if len(parts) > 2 or any(p in ("", ".", "..") or "\0" in p for p in parts):
             raise ValueError(f"output file name must be a plain file name, got {name!r}")
 
 
-def _names(files: Mapping[str, Content]) -> list[str]:
-    """The names ``files`` makes: its own, and the folders its files made apart fill."""
-    folders = [d.folder for d in files.values() if isinstance(d, Apart) and d.folder]
-    return [*files, *(f"{folder}/" for folder in folders)]
+def _filled_apart(files: Mapping[str, Content]) -> list[str]:
+    """The folders whose files the children of files made apart write (plain names)."""
+    folders = [d.folder for d in files.values() if isinstance(d, Apart) and d.folder is not None]
+    for folder in folders:
+        if "/" in folder:
+            raise ValueError(f"output folder name must be a plain name, got {folder!r}")
+    return folders
 
 
 def _clean_stale(out_dir: Path) -> None:
@@ -172,8 +174,8 @@ def _stage(
     os.mkdir(staging)
     if out_dir.is_dir():
         os.chmod(staging, stat.S_IMODE(os.stat(out_dir).st_mode))
-    # every folder, those a file made apart fills too (its child writes into it)
-    folders = sorted({n.split("/")[0] for n in [*_names(files), *links] if "/" in n})
+    named = {n.split("/")[0] for n in [*files, *links] if "/" in n}
+    folders = sorted(named.union(_filled_apart(files)))  # a child apart writes into its own
     for folder in folders:
         os.mkdir(staging / folder)
     for name, source in links.items():
@@ -262,7 +264,7 @@ def publish(
     if not target.name:
         raise PublishError(f"output path {str(target)!r} cannot be replaced")
     links = links or {}
-    _check_names([*_names(files), *links])
+    _check_names([*files, *links, *_filled_apart(files)])
     fault = Fault.from_env()
     staging = side_path(target, "staging")
     try:

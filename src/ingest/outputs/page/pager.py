@@ -47,7 +47,7 @@ def paged(entries: Iterable[Entry], budget: int = BUDGET) -> Iterator[Page]:
     alone on its page), a page made as soon as it is full.
 
     >>> [p[:3] for p in paged([Entry("aaaa"), Entry("bb"), Entry("cccc"), Entry("d")], 6)]
-    [(1, 'aaaabb', False), (2, 'cccc', False), (3, 'd', True)]
+    [(1, 'aaaabb', False), (2, 'ccccd', True)]
     """
     held: list[Entry] = []
     used = n = 0
