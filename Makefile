@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint typecheck pytest schema golden bench bench-publish eval mutation clean
+.PHONY: run test lint typecheck pytest schema golden bench bench-publish bench-page eval mutation clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ bench: $(STAMP)
 # ingest publish into SQLite and PostgreSQL (INGEST_TEST_PG): first, again, 1 % changed.
 bench-publish: $(STAMP)
 	$(BIN)/python bench/publish.py --size 100MB
+
+# The report's pages at 25 and 100 MB: sizes, and open times in headless Chromium (playwright).
+bench-page: $(TSTAMP)
+	$(BIN)/python bench/page.py --size 25MB --size 100MB
 
 # Record quality on the labelled cases (tests/eval/): precision and recall per decision kind,
 # checked against tests/eval/floors.json. `$(BIN)/python bench/eval.py --pin` raises floors.

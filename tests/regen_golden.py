@@ -7,6 +7,7 @@ Run ``make golden`` (or ``.venv/bin/python tests/regen_golden.py``), then review
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -16,6 +17,13 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
 #: Output files kept byte for byte; report.json is kept without its timing.
 COPIED = ("items.jsonl", "topics.jsonl", "rejects.jsonl", "changes.jsonl", "report.html")
+#: The folder of the pages beside report.html, kept byte for byte too.
+PAGES = "report"
+
+
+def pages_of(out: Path) -> dict[str, bytes]:
+    """The pages beside report.html in ``out``, by name (``report/…``)."""
+    return {f"{PAGES}/{p.name}": p.read_bytes() for p in sorted((out / PAGES).iterdir())}
 
 
 def normalized_report(raw: bytes) -> bytes:
@@ -42,6 +50,10 @@ def main() -> None:
         GOLDEN.mkdir(exist_ok=True)
         for name in COPIED:
             (GOLDEN / name).write_bytes((out / name).read_bytes())
+        shutil.rmtree(GOLDEN / PAGES, ignore_errors=True)
+        (GOLDEN / PAGES).mkdir()
+        for name, data in pages_of(out).items():
+            (GOLDEN / name).write_bytes(data)
         (GOLDEN / "report.json").write_bytes(normalized_report((out / "report.json").read_bytes()))
     print(f"golden output written to {GOLDEN}")
 

@@ -165,6 +165,7 @@ def legacy_publish(out: Path) -> Path:
     """A publish of schema 1.0 as the previous release wrote it: four files, no marker."""
     assert main(["run", str(SEEDS), "--out", str(out), "--quiet"]) == 0
     shutil.rmtree(out / "state")
+    shutil.rmtree(out / "report")
     for name in (".ingest", "changes.jsonl", "report.html"):
         with contextlib.suppress(FileNotFoundError):
             (out / name).unlink()

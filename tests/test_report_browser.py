@@ -1,5 +1,7 @@
 """report.html in a real browser: headless Chromium opens the page of the seeds plus hostile
-files, at a phone's width (390 px) and a desktop's (1280 px).
+files, and a page beside it, at a phone's width (390 px) and a desktop's (1280 px); the
+report of a second publish shows its changes at the top; Chinese text is drawn, not shown
+as empty boxes (and the check says so when no font has the glyphs).
 
 Driven by Playwright's Python package with Debian's ``/usr/bin/chromium`` (it never fetches
 a browser of its own): it reports every console message, page error, dialog and request, and
@@ -18,10 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, Route, sync_playwright
+from playwright.sync_api import BrowserContext, Page, Playwright, Route, sync_playwright
 
 from conftest import Out
-from test_report_page import SECTIONS, WHOLE_FILE, hostile_inputs, run_into
+from test_report_page import SECTIONS, WHOLE_FILE, hostile_inputs, run_into, second
+
+__all__ = ["second"]  # a fixture of test_report_page's, used here too
 
 FLAGS = [
     "--no-sandbox",
@@ -50,17 +54,26 @@ def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
-    executable = chromium()
+def playwright() -> Iterator[Playwright]:
+    chromium()  # skip or fail before starting anything
     with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("profile")),
-            executable_path=executable,
-            headless=True,
-            args=FLAGS,
-        )
-        yield context
-        context.close()
+        yield p
+
+
+def launch(p: Playwright, profile: Path, env: dict[str, str] | None = None) -> BrowserContext:
+    """Chromium with a fresh profile (and ``env``: the tests' environment by default)."""
+    return p.chromium.launch_persistent_context(
+        str(profile), executable_path=chromium(), headless=True, args=FLAGS, env=env
+    )
+
+
+@pytest.fixture(scope="module")
+def browser(
+    playwright: Playwright, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BrowserContext]:
+    context = launch(playwright, tmp_path_factory.mktemp("profile"))
+    yield context
+    context.close()
 
 
 @dataclass
@@ -114,10 +127,87 @@ def test_the_page_in_chromium(
         assert border == "solid"
         assert page.evaluate("document.scripts.length + document.images.length") == 0
         # Hostile text is shown as text.
-        excerpts = page.locator("#rejects pre.excerpt").all_text_contents()
+        excerpts = page.locator("#problems pre.excerpt").all_text_contents()
         assert WHOLE_FILE.replace("\n", "\\n") in excerpts
-        assert page.locator("#topic-alpha .name").text_content() == "阿尔法{{7*7}}"
-        # Readable at this width: nothing wider than the screen.
+        # Readable at this width: nothing wider than the screen; Chinese drawn.
         assert page.evaluate("document.scrollingElement.scrollWidth") <= width
+        assert cjk_drawn(page), "Chinese shows as empty boxes: install fonts-noto-cjk"
     finally:
         page.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_a_page_beside_it_in_chromium(browser: BrowserContext, page_file: Path, width: int) -> None:
+    url = (page_file.parent / "report" / "topics-1.html").as_uri()
+    page, seen = open_page(browser, url, width)
+    try:
+        assert seen.errors == [] and seen.requests == [url]
+        assert page.locator("#topic-alpha .name").text_content() == "阿尔法{{7*7}}"
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= width
+        assert page.locator("nav a").first.get_attribute("href") == "../report.html#topics"
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_changes_are_at_the_top(browser: BrowserContext, second: Out, width: int) -> None:
+    """A second publish: its changed fields are on the first screen, not below the rest."""
+    page, _ = open_page(browser, (second.folder / "report.html").as_uri(), width)
+    try:
+        top = page.evaluate(
+            "document.querySelector('#change-list .field').getBoundingClientRect().top"
+        )
+        assert top < 900 if width > 700 else top < 1400
+    finally:
+        page.close()
+
+
+#: Chinese characters of the pages, each a different glyph in any font that has them; and
+#: a character no font has (a private use code point of plane 15), drawn as the empty box.
+HAN = ["模", "型", "服", "务", "算", "力"]
+MISSING = "\U000f0000"
+DRAW = """
+([chars, selector]) => {
+  const style = getComputedStyle(document.querySelector(selector));
+  const canvas = document.createElement("canvas");
+  canvas.width = 48;
+  canvas.height = 48;
+  const ctx = canvas.getContext("2d");
+  ctx.font = `${style.fontWeight} 32px ${style.fontFamily}`;
+  return chars.map((ch) => {
+    ctx.clearRect(0, 0, 48, 48);
+    ctx.fillText(ch, 4, 36);
+    return Array.from(ctx.getImageData(0, 0, 48, 48).data).join(",");
+  });
+}
+"""
+
+
+def cjk_drawn(page: Page, selector: str = "[lang=zh]") -> bool:
+    """Are Chinese characters drawn in the font of ``selector``'s text as glyphs, not as
+    the empty box a missing glyph gets? Each is drawn alone: glyphs of different characters
+    differ from each other and from the box, while boxes are all the same picture."""
+    drawn: list[str] = page.evaluate(DRAW, [[*HAN, MISSING], selector])
+    han, box = drawn[:-1], drawn[-1]
+    return len(set(han)) == len(han) and box not in han
+
+
+def test_the_glyph_check_sees_empty_boxes(
+    playwright: Playwright, page_file: Path, tmp_path: Path
+) -> None:
+    """Chromium with no font at all (fontconfig pointed at an empty folder): the Chinese of
+    the same page is boxes, and the check says so."""
+    (tmp_path / "fonts").mkdir()
+    conf = tmp_path / "fonts.conf"
+    conf.write_text(
+        f'<?xml version="1.0"?>\n<fontconfig><dir>{tmp_path / "fonts"}</dir>'
+        f"<cachedir>{tmp_path / 'cache'}</cachedir></fontconfig>\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "FONTCONFIG_FILE": str(conf)}
+    context = launch(playwright, tmp_path / "profile", env)
+    try:
+        page, _ = open_page(context, page_file.as_uri(), 1280)
+        assert not cjk_drawn(page)
+    finally:
+        context.close()

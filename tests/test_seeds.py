@@ -13,7 +13,7 @@ import pytest
 from conftest import ITEM_PAGE, SEEDS, TOPIC_LIST, TOPIC_PAGE, Out, run_subprocess
 from ingest import job
 from ingest.extract.discover import collect_inputs
-from regen_golden import COPIED, normalized_report
+from regen_golden import COPIED, PAGES, normalized_report, pages_of
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -123,15 +123,17 @@ def test_footer_not_in_last_summary(full: Out) -> None:
 
 
 def _normalized(out: Out) -> dict[str, bytes]:
-    files = {n: out.bytes_of(n) for n in COPIED}
+    files = {n: out.bytes_of(n) for n in COPIED} | pages_of(out.folder)
     files["report.json"] = normalized_report(out.bytes_of("report.json"))
     return files
 
 
 def test_golden(full: Out) -> None:
     """The whole output, byte for byte. After a deliberate change: `make golden`, review."""
-    for name, data in _normalized(full).items():
+    found = _normalized(full)
+    for name, data in found.items():
         assert data == (GOLDEN / name).read_bytes(), f"{name} differs from tests/golden/{name}"
+    assert pages_of(GOLDEN).keys() == {n for n in found if n.startswith(f"{PAGES}/")}
 
 
 def test_validate_passes(full: Out) -> None:

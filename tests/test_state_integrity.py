@@ -142,12 +142,15 @@ def _only(name: str) -> Any:
 def test_a_flipped_manifest_is_refused_and_repaired_without_loss(
     out: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    pages = {p.name: p.read_bytes() for p in (out / "report").iterdir()}
+    assert pages  # the report's pages beside report.html are carried by a repair
     text = (out / MANIFEST).read_bytes()
     flip(out / MANIFEST, text.index(b'"offset": ') + len(b'"offset": '))  # still decodes
     assert "state/manifest.json does not match its checksum in .ingest" in refused(out, capsys)
     said, err = repaired(out, capsys, 0)
     assert said.startswith("ingest: repaired the state of ") and err == ""
     assert pages_hold_their_bytes(out) == sorted(p.name for p in SEEDS.iterdir())
+    assert {p.name: p.read_bytes() for p in (out / "report").iterdir()} == pages
     assert run(out, "--merge", dumps=TOPIC_LIST) == 0
 
 

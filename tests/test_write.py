@@ -21,7 +21,7 @@ from ingest.outputs import atomic as write
 from ingest.outputs.atomic import atomic_write_bytes, publish
 from ingest.outputs.faults import AFTER_SWAP, BEFORE_SWAP
 from ingest.outputs.lock import OutputLock
-from ingest.records.run import Alongside
+from ingest.records.run import Alongside, Apart, FileSink
 
 CHILD = Path(__file__).with_name("_write_child.py")
 SRC = Path(write.__file__).resolve().parents[2]
@@ -134,6 +134,28 @@ def test_publish_rejects_non_plain_names(tmp_path: Path) -> None:
         with pytest.raises(ValueError):
             publish(tmp_path / "out", {bad: b"x"})
     assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_filled_apart_is_published_with_the_rest(tmp_path: Path) -> None:
+    """A file made apart writes the files of its folder first, naming them itself; the
+    folder and its files come out whole, and a name that is not plain is refused."""
+
+    def fill(write: FileSink) -> None:
+        for n in range(3):
+            write(f"p{n}.html", [b"page ", str(n).encode()])
+
+    out = tmp_path / "out"
+    publish(out, {**NEW, "index.html": Apart(lambda: [b"i"], "pages", fill)})
+    assert snapshot(out / "pages") == {f"p{n}.html": f"page {n}".encode() for n in range(3)}
+    assert (out / "index.html").read_bytes() == b"i"
+    for folder, name in (("a/b", "p.html"), ("..", "p.html"), ("pages", "../x"), ("pages", "")):
+
+        def bad(write: FileSink, name: str = name) -> None:
+            write(name, [b"x"])
+
+        with pytest.raises((ValueError, RuntimeError), match="plain"):  # also from the child
+            publish(tmp_path / "other", {"i.html": Apart(lambda: [b""], folder, bad)})
+    assert leftovers(tmp_path) == [] and not (tmp_path / "other").exists()
 
 
 def test_out_dir_is_a_file(tmp_path: Path) -> None:

@@ -27,3 +27,8 @@ class PublishError(IngestError):
 class WorkerLost(IngestError):
     """A worker process of ``--jobs`` stopped before its work was done; nothing was
     published (exit code 2)."""
+
+
+class ReadError(IngestError):
+    """A publish could not be read (``read_publish``): a file missing or damaged, or a
+    publish of a newer major schema; ``str(err)`` names the file and line."""

@@ -103,6 +103,15 @@ def _check_names(names: Iterable[str]) -> None:
             raise ValueError(f"output file name must be a plain file name, got {name!r}")
 
 
+def _filled_apart(files: Mapping[str, Content]) -> list[str]:
+    """The folders whose files the children of files made apart write (plain names)."""
+    folders = [d.folder for d in files.values() if isinstance(d, Apart) and d.folder is not None]
+    for folder in folders:
+        if "/" in folder:
+            raise ValueError(f"output folder name must be a plain name, got {folder!r}")
+    return folders
+
+
 def _keep_files(out_dir: Path, files: Mapping[str, Content]) -> dict[str, bytes]:
     found = {}
     for name in KEEP_FILES:
@@ -123,7 +132,8 @@ def _stage(
     os.mkdir(staging)
     if out_dir.is_dir():
         os.chmod(staging, stat.S_IMODE(os.stat(out_dir).st_mode))
-    folders = sorted({n.split("/")[0] for n in [*files, *links] if "/" in n})
+    named = {n.split("/")[0] for n in [*files, *links] if "/" in n}
+    folders = sorted(named.union(_filled_apart(files)))  # a child apart writes into its own
     for folder in folders:
         os.mkdir(staging / folder)
     for name, source in links.items():
@@ -220,7 +230,7 @@ def publish(
     if not target.name:
         raise PublishError(f"output path {str(target)!r} cannot be replaced")
     links = links or {}
-    _check_names([*files, *links])
+    _check_names([*files, *links, *_filled_apart(files)])
     fault = Fault.from_env()
     staging = side_path(target, "staging")
     try:

@@ -139,18 +139,34 @@ class Writing:
         self._thread.join()
 
 
+def _write_apart(path: Path, data: Apart) -> None:
+    """The files of ``data``'s folder beside ``path`` (plain names in that folder, which the
+    publish made), then ``data``'s own file at ``path``."""
+    if data.folder is not None and data.beside is not None:
+        folder = path.parent / data.folder
+
+        def write(name: str, pieces: Iterable[bytes]) -> None:
+            if name in ("", ".", "..") or "/" in name or "\0" in name:
+                raise ValueError(f"a file of {data.folder}/ must have a plain name, got {name!r}")
+            write_file(folder / name, lambda: pieces)
+
+        data.beside(write)
+    write_file(path, data)
+
+
 class _Stopped(Exception):
     """The publish stopped: a thread writing alongside ends at its next piece."""
 
 
 class WritingApart:
-    """A file written by a forked child (see :class:`Apart`); written here, in turn, where
-    forking is not safe (a process of several threads) or no child can be had."""
+    """A file (and the files made with it) written by a forked child (see :class:`Apart`);
+    written here, in turn, where forking is not safe (a process of several threads) or no
+    child can be had."""
 
     def __init__(self, path: Path, data: Apart) -> None:
-        self._child: Forked[None] | None = forked(partial(write_file, path, data))
+        self._child: Forked[None] | None = forked(partial(_write_apart, path, data))
         if self._child is None:
-            write_file(path, data)
+            _write_apart(path, data)
 
     def wait(self) -> None:
         if self._child is not None:

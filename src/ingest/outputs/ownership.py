@@ -18,13 +18,13 @@ from pathlib import Path
 
 from .. import SCHEMA_VERSION
 from ..errors import UsageError
-from ..records.run import FILES, PAGE
+from ..records.run import FILES, PAGE, PAGES
 from ..state.integrity import MANIFEST, Seal, repair_command
 from ..state.previous import MARKER, STATE, STATE_VERSION
 from .atomic import KEEP_FILES
 
 #: What ingest writes into an output folder.
-OWNED = frozenset({*FILES, PAGE, MARKER, STATE, *KEEP_FILES})
+OWNED = frozenset({*FILES, PAGE, PAGES, MARKER, STATE, *KEEP_FILES})
 #: A publish of schema 1.0: these four files and nothing else of ingest's.
 LEGACY_FILES = frozenset({"items.jsonl", "topics.jsonl", "rejects.jsonl", "report.json"})
 

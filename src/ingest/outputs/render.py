@@ -2,16 +2,17 @@
 
 Everything but ``report.json``'s ``timing`` is a pure function of the inputs: records are
 sorted by a stable key and serialised with a fixed field order, UTF-8, not ASCII-escaped.
-``report.html`` (the page for the curator) leaves the timing out, so it is stable too.
+``report.html`` (the page for the curator) and the pages beside it (``report/``) leave the
+timing out, so they are stable too.
 """
 
 from __future__ import annotations
 
 from functools import partial
 
-from ..records.run import PAGE, Apart, Content, RunOutput
+from ..records.run import PAGE, Content, RunOutput
 from ..records.serial import json_bytes, jsonl
-from .page import page_pieces
+from .page import page_content
 
 
 def render(out: RunOutput) -> dict[str, Content]:
@@ -22,7 +23,7 @@ def render(out: RunOutput) -> dict[str, Content]:
         "topics.jsonl": partial(jsonl, out.topics),
         "rejects.jsonl": partial(jsonl, out.rejects),
         "changes.jsonl": partial(jsonl, out.changes),
-        PAGE: Apart(partial(page_pieces, out)),  # made by a child while the rest is written
+        PAGE: page_content(out),  # it and report/ made by a child while the rest is written
         "report.json": partial(_report, out),  # made once the page's child has started
     }
 

@@ -18,7 +18,7 @@ from functools import partial
 from pathlib import Path
 
 from ..errors import UsageError
-from ..records.run import Closing
+from ..records.run import PAGES, Closing
 from ..state.earlier import ITEMS, TOPICS
 from ..state.integrity import DamagedState, checked
 from ..state.previous import MARKER, READS, STATE
@@ -89,6 +89,9 @@ def repair(out_dir: Path, stops: Stops | None = None) -> Repair:
             for name in sorted(os.listdir(target))
             if name not in (STATE, MARKER, *KEEP_FILES) and (target / name).is_file()
         }
+        if (target / PAGES).is_dir():  # the report's pages beside report.html
+            for name in sorted(os.listdir(target / PAGES)):
+                carried[f"{PAGES}/{name}"] = target / PAGES / name
         files = {**state.files, MARKER: Closing(partial(sealed_marker, state.seal))}
         publish(target, files, {**carried, **state.links}, stops)
     return Repair(damage, state.done, state.lost)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .output import Change, Item, ItemEvidence, Out, Reject, Report, Topic
 
@@ -17,6 +18,8 @@ FILES: dict[str, type[Out]] = {
 }
 #: The run report as a web page: no schema, but part of every publish.
 PAGE = "report.html"
+#: The folder of the pages beside it (long lists, a page at a time): ``report/NAME.html``.
+PAGES = "report"
 
 Pieces = Callable[[], Iterable[bytes]]
 
@@ -29,12 +32,21 @@ class Alongside:
     pieces: Pieces
 
 
+#: Writes one file of a folder: ``write(name in the folder, its pieces)``.
+FileSink = Callable[[str, Iterable[bytes]], None]
+
+
 @dataclass(frozen=True, slots=True)
 class Apart:
     """A file's content that takes long to make and only reads the records (the report
-    page): made by a forked child process while the other files are written."""
+    page): made by a forked child process while the other files are written. ``beside``:
+    the files of a folder of the publish (``folder``) the same child makes first, naming
+    them as it goes (how many there are is known only once they are made): it calls its
+    argument, a :data:`FileSink`, once a file."""
 
     pieces: Pieces
+    folder: str | None = None
+    beside: Callable[[FileSink], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,3 +85,7 @@ class RunOutput:
     report: Report
     changes: list[Change] = field(default_factory=list)
     evidence: list[ItemEvidence] = field(default_factory=list)  # for state/earlier.msgpack
+    #: What the previous publish said of the records a change names, for the report page:
+    #: (entity, id) → {field: its JSON value} — a changed record's changed fields; a
+    #: removed or merged item's title, as ``title``.
+    previous_values: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)

@@ -118,6 +118,22 @@ def _sorted(changes: list[Change]) -> list[Change]:
     return sorted(changes, key=lambda c: (c.entity, c.op, c.id))
 
 
+def previous_values(
+    previous: Previous, changes: Iterable[Change]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """What the previous publish said of each record a change names, for the report page:
+    a changed record's changed fields (from its JSON, which the change set read to compare
+    it: nothing is read again), a removed or merged item's title (from its facts)."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for c in changes:
+        if c.op == "changed":
+            old = previous.compared(c.entity, c.id)
+            out[(c.entity, c.id)] = {f: old.get(f) for f in c.fields}
+        elif c.entity == "item" and c.op != "added" and c.id in previous.items:
+            out[(c.entity, c.id)] = {"title": previous.items[c.id].facts.title}
+    return out
+
+
 def counts(changes: Iterable[Change]) -> ChangeCounts:
     tally: dict[tuple[str, str], int] = {}
     for c in changes:

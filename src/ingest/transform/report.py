@@ -29,7 +29,7 @@ from ..records.output import (
     Totals,
 )
 from ..records.run import RunOutput
-from ..state.changes import changes_against, counts
+from ..state.changes import changes_against, counts, previous_values
 from ..state.previous import Previous, RunSettings
 from .identity import Ids
 from .records import Finished, TopicEntry, to_reject
@@ -221,7 +221,9 @@ def assemble(
     decisions = sorted([*report.decisions, *ids.decisions], key=_decision_order)
     report = structs.replace(report, run=run, changes=counts(changes), decisions=decisions)
     evidence = sorted(ids.evidence, key=lambda e: e.id)
-    return RunOutput(items, topics, sorted(rejects, key=_reject_order), report, changes, evidence)
+    out = RunOutput(items, topics, sorted(rejects, key=_reject_order), report, changes, evidence)
+    out.previous_values = previous_values(previous, changes)  # for the report page
+    return out
 
 
 def _decision_order(d: Decision) -> tuple[str, str, str, str]:

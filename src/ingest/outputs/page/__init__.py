@@ -1,18 +1,27 @@
-"""The run report as one self-contained web page (``report.html``) for the curator.
+"""The run report for the curator: ``report.html``, and the pages beside it in ``report/``.
 
-One HTML file with its CSS inline and no script: nothing on it loads anything (a
-Content-Security-Policy of ``default-src 'none'`` plus the hash of the page's own style
-says so to the browser too, so even a text that escaped its escaping could neither run
-nor fetch). Jinja2 renders it with autoescape on for every template, so every text of
-the run is shown as text. No clock is read and the report's timing is left out: the
-same run gives the same bytes (``tests/golden/report.html``).
+The report page opens with what needs the curator — the changes against the previous
+publish (each changed field before and now, what differs marked), then the problems
+(rejects by reason, topics whose counts differ, run warnings), the topics, the files and
+the decisions — and shows the first entries of each long list; every entry is on the pages
+beside it (``report/KEY-N.html``), each under 3 MB, whatever the size of the run (see
+:mod:`.pager`). The pipeline's own counts are folded away at the end.
+
+Every page is one HTML file with its CSS inline and no script: nothing on it loads
+anything (a Content-Security-Policy of ``default-src 'none'`` plus the hash of the page's
+own style says so to the browser too, so even a text that escaped its escaping could
+neither run nor fetch). Jinja2 renders the frames with autoescape on; entries are built
+by :mod:`.rows`, :mod:`.changes` and :mod:`.sections`, which escape every value. No clock
+is read and the report's timing is left out: the same run gives the same bytes
+(``tests/golden/``). All of it is made by one child process while the rest of the publish
+is written (:class:`~ingest.records.run.Apart`).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -21,42 +30,109 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, Template
 from markupsafe import Markup
 
 from ... import SCHEMA_VERSION, __version__
-from ...records.run import RunOutput
-from .chart import build_chart
-from .rows import conflicts, decisions, item_cells, item_ref, or_dash, topic_ref, topic_table
-from .sections import change_items, chart_bars, file_rows, reject_rows, topic_section
-from .view import FOLD_OVER, build_view, safe_href
+from ...records.run import PAGE, PAGES, Apart, FileSink, RunOutput
+from .book import Book, Listing
+from .rows import TOPICS, Shown
+from .sections import chart_bars
+from .text import escape
 
-__all__ = ["page_pieces", "render_page"]
+__all__ = ["page_content", "render_pages"]
 
-
-def render_page(run: RunOutput) -> bytes:
-    """The bytes of ``report.html`` for ``run``."""
-    return b"".join(page_pieces(run))
+#: Links to a list's pages the report page shows (the first ones, then the last).
+PAGE_LINKS = 40
 
 
-def page_pieces(run: RunOutput) -> Iterator[bytes]:
-    """``report.html`` for ``run`` in pieces, as the template renders them (a large run's
-    page is tens of megabytes: it is written as it is made)."""
-    view = build_view(run)
+def page_content(run: RunOutput) -> Apart:
+    """``report.html`` and the pages beside it (``report/``), made apart: the pages first
+    (how many there are, and where each item's row is, is known once they are made)."""
+    book = Book(run)
+
+    def beside(write: FileSink) -> None:
+        book.write_pages(write, _page_pieces)
+
+    return Apart(lambda: _report_pieces(book), PAGES, beside)
+
+
+def render_pages(run: RunOutput) -> dict[str, bytes]:
+    """Every page for ``run``: ``report.html`` and ``report/…``, by name in the publish."""
+    content = page_content(run)
+    found: dict[str, bytes] = {}
+
+    def keep(name: str, pieces: Iterable[bytes]) -> None:
+        found[f"{PAGES}/{name}"] = b"".join(pieces)
+
+    assert content.beside is not None
+    content.beside(keep)
+    return {PAGE: b"".join(content.pieces()), **found}
+
+
+def _report_pieces(book: Book) -> Iterator[bytes]:
+    s = book.shown(f"{PAGES}/")
+    lists = {x.key: x for x in book.lists}
+    shown = {key: book.first(x, s) for key, x in lists.items()}
+    topics = book.pages[TOPICS]
+    variables = {
+        "view": book.view,
+        "report": book.run.report,
+        "x": lists,
+        "count": {key: len(shown[key]) for key in lists},
+        "shown": {key: Markup(_around(x, shown[key])) for key, x in lists.items()},
+        "more": {
+            key: Markup(_more(x, book.pages[key], len(shown[key]), s)) for key, x in lists.items()
+        },
+        "chart": book.chart,
+        "bars": Markup(chart_bars(book.chart, s)),
+        "topic_pages": topics,
+        "topic_links": Markup(_links(TOPICS, topics, s)),
+        **_frame(),
+    }
+    yield from _batched(rendered(environment().get_template("report.html.j2"), variables))
+
+
+def _around(x: Listing, entries: list[str]) -> str:
+    return x.head + "".join(entries) + x.tail if entries else ""
+
+
+def _more(x: Listing, pages: int, shown: int, s: Shown) -> str:
+    """Where all of a list's entries are: its pages, linked."""
+    if pages == 0:
+        return ""
+    what = "All of them" if shown < len(x.entries) else "On a page of its own"
+    return f'<p class="more">{what}: page{"s" if pages > 1 else ""} {_links(x.key, pages, s)}</p>\n'
+
+
+def _links(key: str, pages: int, s: Shown) -> str:
+    """Links to the pages of a list: all, or the first ones and the last."""
+
+    def link(n: int) -> str:
+        return f'<a href="{escape(s.links.page(key, n))}">{n}</a>'
+
+    if pages <= PAGE_LINKS:
+        return " · ".join(map(link, range(1, pages + 1)))
+    return " · ".join(map(link, range(1, PAGE_LINKS))) + " … " + link(pages)
+
+
+def _page_pieces(x: Listing, n: int, last: bool, body: str) -> Iterator[bytes]:
+    variables = {
+        "title": x.title,
+        "key": x.key,
+        "n": n,
+        "last": last,
+        "section": x.section,
+        "body": Markup(body),
+        **_frame(),
+    }
+    return _batched(rendered(environment().get_template("page.html.j2"), variables))
+
+
+def _frame() -> dict[str, Any]:
     css = style()
-    template = environment().get_template("report.html.j2")
-    return _batched(
-        rendered(
-            template,
-            {
-                "view": view,
-                "cells": {i.id: item_cells(i) for i in run.items},  # once, not per topic
-                "report": run.report,
-                "chart": build_chart(view.topics),
-                "css": Markup(css),  # our own file, not run data
-                "csp": content_security_policy(css),
-                "schema_version": SCHEMA_VERSION,
-                "version": __version__,
-                "fold_over": FOLD_OVER,
-            },
-        )
-    )
+    return {
+        "css": Markup(css),  # our own file, not run data
+        "csp": content_security_policy(css),
+        "schema_version": SCHEMA_VERSION,
+        "version": __version__,
+    }
 
 
 def rendered(template: Template, variables: dict[str, Any]) -> Iterator[str]:
@@ -90,7 +166,7 @@ def _batched(pieces: Iterator[str], size: int = 1 << 18) -> Iterator[bytes]:
 def environment() -> Environment:
     """Jinja2 with autoescape on for every template (not by file name) and undefined
     names an error, so a template typo fails the tests instead of printing nothing."""
-    env = Environment(
+    return Environment(
         loader=PackageLoader("ingest.outputs.page", "templates"),
         autoescape=True,
         undefined=StrictUndefined,
@@ -98,27 +174,11 @@ def environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters["href"] = safe_href
-    env.globals.update(decisions=decisions, conflicts=conflicts)
-    env.globals.update(topic_section=topic_section, topic_table=topic_table)
-    env.globals.update(file_rows=file_rows, reject_rows=reject_rows)
-    env.globals.update(change_items=change_items, chart_bars=chart_bars)
-    # the references and dashes rows.py writes, for the templates too (one markup for both)
-    env.globals.update(
-        item_ref=_markup(item_ref), topic_ref=_markup(topic_ref), or_dash=_markup(or_dash)
-    )
-    return env
-
-
-def _markup(func: Callable[..., str]) -> Callable[..., Markup]:
-    """``func``, whose output is already escaped HTML, marked so for autoescape."""
-
-    return lambda *args: Markup(func(*args))
 
 
 @cache
 def style() -> str:
-    """The page's CSS (``report.css``), inlined into its ``<style>`` element."""
+    """The pages' CSS (``report.css``), inlined into each page's ``<style>`` element."""
     return files(__name__).joinpath("report.css").read_text(encoding="utf-8")
 
 

