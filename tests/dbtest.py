@@ -98,6 +98,12 @@ def plain(value: Any) -> Any:
     return value.isoformat() if isinstance(value, dt.date) else value
 
 
+def json_value(value: Any) -> Any:
+    """A JSON column's value as Python: SQLite hands back its text, PostgreSQL's jsonb the
+    value itself."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
 def rows(url: str, query: str) -> list[dict[str, Any]]:
     engine = connect(url)
     try:
@@ -236,7 +242,7 @@ def topics_in_db(url: str) -> dict[str, Json]:
         levels = row.pop("declared_levels")
         declared = None if levels is None else {"count": row["declared_count"]}
         if declared is not None:
-            declared["levels"] = json.loads(levels)
+            declared["levels"] = json_value(levels)
         row = {k: v for k, v in row.items() if k not in ("site_name", "site_url", "declared_count")}
         out[row["slug"]] = {**row, "site": site, "declared": declared, "items": [], "sources": []}
     for row in rows(url, "SELECT slug, item_id FROM item_topics ORDER BY slug, position"):

@@ -31,6 +31,7 @@ from dbtest import (
     derive,
     edit_b,
     edit_c,
+    json_value,
     lines,
     pg_database,
     rows,
@@ -90,7 +91,7 @@ def logged(url: str, publish_id: int) -> list[Json]:
         'SELECT entity, op, id, fields, into_id AS "into" FROM changes WHERE publish_id = '
         + str(publish_id)
     )
-    found = [{**r, "fields": json.loads(r["fields"])} for r in rows(url, query)]
+    found = [{**r, "fields": json_value(r["fields"])} for r in rows(url, query)]
     return sorted(found, key=lambda c: (c["entity"], c["op"], c["id"]))
 
 

@@ -26,6 +26,7 @@ from dbtest import (
     derive,
     edit_b,
     edit_c,
+    json_value,
     lines,
     pg_database,
     rows,
@@ -202,7 +203,7 @@ def test_an_older_database_is_migrated_in_the_publish(
     [dated] = [x["id"] for x in lines(c, "items.jsonl") if x["published_estimate"]]
     back = {"entity": "item", "op": "changed", "id": dated, "fields": ["published_estimate"]}
     query = 'SELECT entity, op, id, fields, into_id AS "into" FROM changes ORDER BY entity, op, id'
-    logged = [{**r, "fields": json.loads(r["fields"])} for r in rows(db_url, query)]
+    logged = [{**r, "fields": json_value(r["fields"])} for r in rows(db_url, query)]
     expected_log = [*lines(c, "changes.jsonl"), {**back, "into": None}]
     assert logged == sorted(expected_log, key=lambda x: (x["entity"], x["op"], x["id"]))
 
