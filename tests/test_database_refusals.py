@@ -1,7 +1,8 @@
 """What ``ingest publish`` refuses, and where it writes (SPEC §6): a wrong URL, a refused
 connection, a database that is not ingest's, a newer database schema, a folder that is not
-a publish — one line on stderr, exit 2, nothing written. An older schema is migrated.
-Without ``--db`` the SQLite file goes beside the folder, never inside it.
+a publish — one line on stderr, exit 2, nothing written (an older schema is migrated:
+test_database_migrations.py). Without ``--db`` the SQLite file goes beside the folder,
+never inside it.
 """
 
 from __future__ import annotations
@@ -15,23 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import inspect, text
+from sqlalchemy import text
 
 from conftest import SEEDS, run_subprocess
 from dbtest import (
     BACKENDS,
-    assert_rows_equal_jsonl,
     connect,
     database_url,
-    derive,
-    edit_b,
-    edit_c,
-    json_value,
-    lines,
     pg_database,
-    rows,
     snapshot,
-    table_names,
 )
 from ingest.cli import main
 from ingest.outputs.database import tables
@@ -139,10 +132,13 @@ def _set_meta(url: str, key: str, value: str) -> None:
     engine.dispose()
 
 
+NOW = tables.DB_SCHEMA_VERSION
+
+
 @pytest.mark.parametrize(
     ("key", "value", "words"),
     [
-        ("schema_version", "3", ("version 3, newer than this ingest's 2",)),
+        ("schema_version", str(NOW + 1), (f"version {NOW + 1}, newer than this ingest's {NOW}",)),
         ("application", "other", ("does not mark it as ingest's",)),
     ],
 )
@@ -159,53 +155,6 @@ def test_a_newer_or_unmarked_database_is_refused(
     before = snapshot(db_url)
     refused([str(seeds_out), "--db", db_url], capsys, *words)
     assert snapshot(db_url) == before
-
-
-def downgrade_to_v1(url: str) -> None:
-    """Version 1 of the tables: no published_estimate dates, no change log."""
-    engine = connect(url)
-    with engine.begin() as conn:
-        conn.execute(text("DROP TABLE changes"))
-        conn.execute(text("ALTER TABLE items DROP COLUMN published_earliest"))
-        conn.execute(text("ALTER TABLE items DROP COLUMN published_latest"))
-        conn.execute(text("UPDATE ingest_meta SET value = '1' WHERE key = 'schema_version'"))
-    engine.dispose()
-
-
-def columns(url: str) -> dict[str, set[str]]:
-    engine = connect(url)
-    with engine.connect() as conn:
-        insp = inspect(conn)
-        found = {name: {c["name"] for c in insp.get_columns(name)} for name in table_names(url)}
-    engine.dispose()
-    return found
-
-
-def test_an_older_database_is_migrated_in_the_publish(
-    db_url: str, seeds_out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """B (with a published_estimate) in a version 1 database, then C: the tables are brought
-    to version 2 in C's transaction and every row is rewritten, so the estimate that version
-    1 could not hold is back, though the item did not change from B to C; the log says so."""
-    b = derive(seeds_out, tmp_path / "b", edit_b)
-    c = derive(b, tmp_path / "c", edit_c)
-    assert main(["publish", str(b), "--db", db_url, "--quiet"]) == 0
-    downgrade_to_v1(db_url)
-    assert "changes" not in table_names(db_url)
-    capsys.readouterr()
-    assert main(["publish", str(c), "--db", db_url]) == 0
-    assert "migrated from database schema 1" in capsys.readouterr().out
-    expected = {t.name: {c.name for c in t.columns} for t in tables.metadata.sorted_tables}
-    assert columns(db_url) == expected
-    version = "SELECT value FROM ingest_meta WHERE key = 'schema_version'"
-    assert rows(db_url, version) == [{"value": "2"}]
-    assert_rows_equal_jsonl(db_url, c)
-    [dated] = [x["id"] for x in lines(c, "items.jsonl") if x["published_estimate"]]
-    back = {"entity": "item", "op": "changed", "id": dated, "fields": ["published_estimate"]}
-    query = 'SELECT entity, op, id, fields, into_id AS "into" FROM changes ORDER BY entity, op, id'
-    logged = [{**r, "fields": json_value(r["fields"])} for r in rows(db_url, query)]
-    expected_log = [*lines(c, "changes.jsonl"), {**back, "into": None}]
-    assert logged == sorted(expected_log, key=lambda x: (x["entity"], x["op"], x["id"]))
 
 
 def test_without_db_the_file_goes_beside_the_folder(seeds_out: Path, tmp_path: Path) -> None:
