@@ -17,6 +17,7 @@ import io
 import re
 import shutil
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,20 @@ from urllib.parse import urlencode
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.engine import make_url
 
 from conftest import ROOT, SEEDS
-from dbtest import BACKENDS, connect, database_url, derive, edit_b, lines, pg_database, rows
+from dbtest import (
+    BACKENDS,
+    assert_rows_equal_jsonl,
+    connect,
+    database_url,
+    derive,
+    edit_b,
+    lines,
+    pg_database,
+    rows,
+)
 from ingest.cli import main
 
 Query = tuple[str, str]  # (where: "both", "sqlite" or "postgresql", the SQL)
@@ -271,3 +283,48 @@ def test_datasette_searches_the_fts_table_itself(ingest: Any, tmp_path: Path) ->
     response = asyncio.run(_get(Datasette([str(path)]), f"/{path.stem}/items_fts.json?{query}"))
     assert response.status_code == 200, response.text[:500]
     assert {r["id"] for r in response.json()} == containing(folder, q)
+
+
+@pytest.fixture
+def role_url(pg_url: str) -> Iterator[str]:
+    """``pg_url``'s database reached as a new role that may create tables there but not
+    extensions (no CREATE on the database), as a site's own account often is."""
+    role = f"ingest_test_{uuid.uuid4().hex[:10]}"
+    admin = connect(pg_url)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE ROLE "{role}" LOGIN'))
+        conn.execute(text(f'GRANT USAGE, CREATE ON SCHEMA public TO "{role}"'))
+    try:
+        yield make_url(pg_url).set(username=role).render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP OWNED BY "{role}"'))
+            conn.execute(text(f'DROP ROLE "{role}"'))
+        admin.dispose()
+
+
+def test_without_pg_trgm_the_publish_goes_on_with_one_warning(
+    ingest: Any, pg_url: str, role_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = ingest(SEEDS).folder
+    capsys.readouterr()
+    assert main(["publish", str(folder), "--db", role_url]) == 0
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and err.startswith("ingest: warning: "), err
+    assert "cannot create extension pg_trgm" in err and "permission denied" in err, err
+    assert "as publish 1 (new database)" in out
+    assert_rows_equal_jsonl(pg_url, folder)
+    [search] = [sql for where, sql in doc_queries() if where == "postgresql"]
+    found = in_sqlalchemy(role_url, search, {"q": "推理"})
+    assert {r["id"] for r in found} == containing(folder, "推理")
+    trgm = "SELECT indexname FROM pg_indexes WHERE indexname LIKE '%trgm'"
+    assert rows(pg_url, trgm) == []
+
+    admin = connect(pg_url)
+    with admin.begin() as conn:
+        conn.execute(text("CREATE EXTENSION pg_trgm"))
+    admin.dispose()
+    assert main(["publish", str(folder), "--db", role_url]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "no record changed (search indexes added)" in out, (out, err)
+    assert len(rows(pg_url, trgm)) == 3

@@ -35,10 +35,11 @@ def trigram_index(column: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Search:
-    """What this publish keeps in step (``fts``: the SQLite table) and what it could not
-    make (``warning``)."""
+    """What this publish keeps in step (``fts``: the SQLite table), whether it made the
+    search table or indexes (``made``), and what it could not make (``warning``)."""
 
     fts: bool
+    made: bool = False
     warning: str | None = None
 
 
@@ -67,7 +68,7 @@ def _ensure_fts(conn: Connection, where: str) -> Search:
             "FTS5 with the trigram tokenizer needs SQLite 3.34 or later); published without it",
         )
     conn.exec_driver_sql(f"INSERT INTO {FTS} (id, {columns}) SELECT id, {columns} FROM items")
-    return Search(fts=True)
+    return Search(fts=True, made=True)
 
 
 def _ensure_trigram(conn: Connection, where: str) -> Search:
@@ -91,7 +92,7 @@ def _ensure_trigram(conn: Connection, where: str) -> Search:
         conn.exec_driver_sql(
             f"CREATE INDEX {trigram_index(column)} ON items USING gin ({column} gin_trgm_ops)"
         )
-    return Search(fts=False)
+    return Search(fts=False, made=True)
 
 
 def forget(conn: Connection, search: Search, ids: Sequence[str]) -> None:

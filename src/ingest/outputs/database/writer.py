@@ -49,6 +49,7 @@ class Outcome:
     deleted: int = 0
     created: bool = False
     migrated_from: int | None = None
+    search_made: bool = False  # into a database that had none
     warnings: list[str] = field(default_factory=list)
 
 
@@ -111,6 +112,7 @@ class DatabaseWriter:
             outcome.migrated_from = old if old != t.DB_SCHEMA_VERSION else None
         found = search.ensure(conn, self.where)
         outcome.warnings += [found.warning] if found.warning else []
+        outcome.search_made = found.made and not outcome.created
         items = delta(conn, pub, "items.jsonl", t.items, self.where)
         topics = delta(conn, pub, "topics.jsonl", t.topics, self.where)
         if not (items or topics) and _latest_digest(conn) == checked.digest:
@@ -148,6 +150,9 @@ class DatabaseWriter:
         notes = ["new database"] if o.created else []
         if o.migrated_from is not None:
             notes.append(f"migrated from database schema {o.migrated_from}")
+        if o.search_made:
+            sqlite = self.url.get_backend_name() == "sqlite"
+            notes.append(f"search {'table' if sqlite else 'indexes'} added")
         if o.publish_id is None:
             done = f"no record changed ({', '.join(notes)})" if notes else "nothing changed"
             return f"{self.where} already holds the publish in {folder}: {done}"
