@@ -26,12 +26,12 @@ import msgspec
 from ijson.common import ObjectBuilder
 
 from ..errors import UsageError
-from ..records.output import Change, Item, Out, Reject, Report, RunInfo, Topic
+from ..records.output import Change, Item, Reject, Report, RunInfo, Topic
 from ..records.run import FILES, RunOutput
 from ..records.serial import decoder
 
 _TRIES = 3
-M = TypeVar("M", bound=Out)
+M = TypeVar("M", bound=msgspec.Struct)
 
 
 class ReportHead(msgspec.Struct, frozen=True):
@@ -52,9 +52,14 @@ class Published:
     def __init__(self, folder: Path, handles: dict[str, BufferedReader]) -> None:
         self.folder = folder
         self._handles = handles
+        self._seen = {name: _version(f) for name, f in handles.items()}
 
     def _file(self, name: str) -> BufferedReader:
+        """The open file, from its start; refused if it was written since it was opened
+        (``ingest run`` never does: it swaps whole folders; an editor in place might)."""
         f = self._handles[name]
+        if _version(f) != self._seen[name]:
+            raise UsageError(f"{self.folder / name}: changed while it was being read")
         f.seek(0)
         return f
 
@@ -62,6 +67,7 @@ class Published:
         """(line number from 1, the line without its newline), one at a time."""
         for n, raw in enumerate(self._file(name), 1):
             yield n, raw[:-1] if raw.endswith(b"\n") else raw
+        self._file(name)  # still as it was: what was read is one version of the file
 
     def records(
         self, name: str, model: type[M], only: Container[int] | None = None
@@ -127,6 +133,11 @@ def load_publish(folder: Path) -> RunOutput:
             report=report,
             changes=[r for _, _, r in pub.records("changes.jsonl", Change)],
         )
+
+
+def _version(f: BufferedReader) -> tuple[int, int]:
+    st = os.fstat(f.fileno())
+    return st.st_size, st.st_mtime_ns
 
 
 def _open_all(folder: Path, stack: ExitStack) -> dict[str, BufferedReader]:

@@ -53,15 +53,6 @@ class _Slug(msgspec.Struct):
     slug: str
 
 
-_ID = msgspec.json.Decoder(_Id)
-_SLUG = msgspec.json.Decoder(_Slug)
-
-
-def line_key(name: str, line: bytes) -> str:
-    """The key of a line of ``items.jsonl`` or ``topics.jsonl``, the rest left unparsed."""
-    return _ID.decode(line).id if name == "items.jsonl" else _SLUG.decode(line).slug
-
-
 def delta(conn: Connection, pub: Published, name: str, table: Table, where: str) -> Delta:
     key = table.c.id if "id" in table.c else table.c.slug
     return walk(_stored(conn, table, key, where), _folder(pub, name))
@@ -112,5 +103,10 @@ def _stored(
 
 
 def _folder(pub: Published, name: str) -> Iterator[tuple[str, str]]:
-    for _, line in pub.lines(name):
-        yield line_key(name, line), digest(line)
+    """(key, digest of the line) of each line; only the key is parsed."""
+    if name == "items.jsonl":
+        for _, line, i in pub.records(name, _Id):
+            yield i.id, digest(line)
+    else:
+        for _, line, t in pub.records(name, _Slug):
+            yield t.slug, digest(line)

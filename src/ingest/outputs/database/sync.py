@@ -14,15 +14,16 @@ either side changes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from msgspec import structs
 from sqlalchemy import bindparam, delete, update
 from sqlalchemy.engine import Connection
 
 from ...records.output import Change, ChangeCounts, Item, OpCounts, Topic
+from ...records.serial import to_builtins
 from ...state.changes import changed_fields
 from ..published import Published
 from . import readback, search
@@ -49,16 +50,23 @@ def _changed(
     lines: set[int],
     old_of: Callable[[Connection, Iterable[str]], dict[str, readback.Record]],
 ) -> list[Change]:
-    name, key = ("items.jsonl", "id") if entity == "item" else ("topics.jsonl", "slug")
-    wanted = (json.loads(line) for n, line in pub.lines(name) if n in lines)
+    """Each record of these lines as JSON (sources aside), beside its rows read back."""
+    model: type[Item | Topic] = Item if entity == "item" else Topic
+    name = "items.jsonl" if entity == "item" else "topics.jsonl"
+    wanted = pub.records(name, model, only=lines)
     out = []
     for batch in batches(wanted):
-        old = old_of(conn, [record[key] for record in batch])
-        for record in batch:
-            fields = changed_fields(old[record[key]], record)
+        new = {_key(rec): to_builtins(structs.replace(rec, sources=[])) for *_, rec in batch}
+        old = old_of(conn, list(new))
+        for key, record in new.items():
+            fields = changed_fields(old[key], record)
             if fields:
-                out.append(Change(entity, "changed", record[key], fields, None))  # type: ignore[arg-type]
+                out.append(Change(entity, "changed", key, fields, None))  # type: ignore[arg-type]
     return out
+
+
+def _key(record: Item | Topic) -> str:
+    return record.id if isinstance(record, Item) else record.slug
 
 
 def counts(items: Delta, topics: Delta, merged: dict[str, str], log: list[Change]) -> ChangeCounts:
