@@ -7,7 +7,8 @@ only under the file's write lock and only while it holds no table: a publish tha
 process committed into it meanwhile is never removed. A publish that waited for the lock
 checks, once it holds it, that the path is still the file it opened: if the maker removed
 it meanwhile, it says so and writes nothing (publishing into a file no path leads to would
-report a publish no site can read).
+report a publish no site can read; SQLite itself mostly refuses to, as a "disk I/O error",
+which is then told as what it is).
 """
 
 from __future__ import annotations
@@ -48,15 +49,19 @@ def claim(path: Path, where: str) -> SqliteFile:
 
 def still_there(file: SqliteFile, where: str) -> None:
     """Under the write lock: the path still leads to the file this publish opened."""
-    try:
-        same = _identity(file.path, where) == file.identity
-    except PublishError:
-        same = False
-    if not same:
+    if gone(file):
         raise PublishError(
             f"{where}: the database file was removed or replaced while this publish waited "
             "for it (the publish that made it failed); nothing written; publish again"
         )
+
+
+def gone(file: SqliteFile) -> bool:
+    """The path no longer leads to the file this publish found or made."""
+    try:
+        return _identity(file.path, "") != file.identity
+    except PublishError:
+        return True
 
 
 def remove_if_unused(file: SqliteFile) -> None:

@@ -13,6 +13,8 @@ this publish made is removed again if it holds nothing (``sqlite_file``).
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,7 +24,9 @@ from msgspec import structs
 from sqlalchemy import Engine, select
 from sqlalchemy.engine import Connection
 
+from ...errors import PublishError
 from ...records.output import ChangeCounts, OpCounts
+from ..faults import FAULT_ENV
 from ..published import Published
 from . import search
 from . import tables as t
@@ -36,6 +40,15 @@ from .sync import apply, changed_log, counts, write_log
 from .versions import create, migrate, schema_version
 
 _NONE = ChangeCounts(items=OpCounts(0, 0, 0, 0), topics=OpCounts(0, 0, 0, 0))
+#: Where tests stop a publish (``INGEST_FAULT=<point>:stop``, then SIGCONT) or terminate it
+#: (``:term``): the SQLite file just made; the lock just taken (no row read yet).
+FAULT_POINTS = ("db_file_made", "db_locked")
+
+
+def _fault(point: str) -> None:
+    wanted, _, action = os.environ.get(FAULT_ENV, "").partition(":")
+    if wanted == point and action in ("stop", "term"):
+        os.kill(os.getpid(), signal.SIGSTOP if action == "stop" else signal.SIGTERM)
 
 
 @dataclass(slots=True)
@@ -75,8 +88,15 @@ class DatabaseWriter:
         file = claim(path, self.where) if path is not None else None
         engine = open_engine(self.url, self.wait)
         try:
-            with one_line_errors(self.url), engine.begin() as conn:
-                self.outcome = self._publish(conn, pub, checked, file)
+            if file is not None and file.made:
+                _fault("db_file_made")
+            try:
+                with one_line_errors(self.url), engine.begin() as conn:
+                    self.outcome = self._publish(conn, pub, checked, file)
+            except PublishError:
+                if file is not None:
+                    still_there(file, self.where)  # the truer message, if that is what it was
+                raise
             if file is not None:
                 self._use_wal(engine)
         except BaseException:
@@ -103,6 +123,7 @@ class DatabaseWriter:
             pg_lock(conn, self.wait)  # SQLite's lock came with BEGIN IMMEDIATE
         else:
             still_there(file, self.where)
+        _fault("db_locked")
         version = schema_version(conn, self.where)
         if version is None:
             create(conn)
