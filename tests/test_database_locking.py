@@ -220,6 +220,16 @@ def test_a_new_file_goes_with_the_publish_that_made_it(seeds_out: Path, tmp_path
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("site")) == []
 
 
+def test_a_file_it_did_not_make_is_never_removed(seeds_out: Path, tmp_path: Path) -> None:
+    """An empty file made by someone else (a DBA's ``touch``), a publish into it that is
+    terminated: the file stays, though it holds nothing."""
+    db = tmp_path / "site.sqlite"
+    db.touch()
+    code, _, err = finish(start(seeds_out, f"sqlite:///{db}", fault="db_locked:term"))
+    assert code == 128 + signal.SIGTERM and "Traceback" not in err, err
+    assert db.exists()
+
+
 def test_a_publish_that_waited_never_writes_into_a_removed_file(
     seeds_out: Path, tmp_path: Path
 ) -> None:
