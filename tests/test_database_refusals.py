@@ -7,10 +7,14 @@ never inside it.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
+import os
 import socket
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,11 +22,13 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from conftest import SEEDS, run_subprocess
+from conftest import ROOT, SEEDS, run_subprocess
 from dbtest import (
     BACKENDS,
     connect,
     database_url,
+    derive,
+    edit_b,
     pg_database,
     snapshot,
 )
@@ -214,3 +220,54 @@ def test_a_folder_that_is_not_a_publish(
     assert not db.exists()
     refused([str(tmp_path / "nowhere"), "--db", f"sqlite:///{db}"], capsys, "no such folder")
     assert not db.exists()
+
+
+def _as_a_user() -> None:
+    """In the child: root's power to write where the permission bits say no is dropped
+    (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER leave the bounding set), so a
+    read-only folder is read-only to it, as to any user."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2, 3):
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def publish_as_a_user(folder: Path, url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ingest", "publish", str(folder), "--db", url],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        preexec_fn=_as_a_user if os.geteuid() == 0 else None,
+    )
+
+
+def test_a_sqlite_file_in_a_folder_that_cannot_be_written(seeds_out: Path, tmp_path: Path) -> None:
+    """A new file there, and a database there that needs its journal beside it: one line,
+    exit 2, nothing written, no traceback."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    done = publish_as_a_user(seeds_out, f"sqlite:///{locked / 'site.sqlite'}")
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("ingest: error: sqlite:///")
+    assert f"cannot create the database file in {str(locked)!r} (Permission denied)" in done.stderr
+    assert list(locked.iterdir()) == []
+
+    shut = tmp_path / "shut"
+    shut.mkdir()
+    url = f"sqlite:///{shut / 'site.sqlite'}"
+    assert main(["publish", str(seeds_out), "--db", url, "--quiet"]) == 0
+    (shut / "site.sqlite").chmod(0o666)
+    before = snapshot(url)
+    shut.chmod(0o555)
+    b = derive(seeds_out, tmp_path / "b", edit_b)
+    done = publish_as_a_user(b, url)
+    shut.chmod(0o755)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"ingest: error: database {url}: "), done.stderr
+    assert snapshot(url) == before
