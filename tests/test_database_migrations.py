@@ -22,6 +22,7 @@ from sqlalchemy import inspect, text
 from conftest import SEEDS
 from dbtest import (
     BACKENDS,
+    Json,
     assert_rows_equal_jsonl,
     connect,
     database_url,
@@ -296,12 +297,27 @@ def test_a_version_1_database_is_migrated_in_the_publish(
     assert logged == sorted(expected_log, key=lambda x: (x["entity"], x["op"], x["id"]))
 
 
-def test_json_and_timestamps_are_typed_in_a_new_database(db_url: str, abc: Any) -> None:
+def _nothing_declared(items: list[Json], topics: list[Json]) -> dict[str, str]:
+    topics[0]["declared"] = None
+    return {}
+
+
+def test_json_and_timestamps_are_typed_in_a_new_database(
+    db_url: str, abc: Any, tmp_path: Path
+) -> None:
     """jsonb and timestamptz in PostgreSQL; in SQLite JSON text that must be JSON and
-    timestamps with their offset (a row breaking either is refused by the database)."""
+    timestamps with their offset (a row breaking either is refused by the database). A
+    JSON value that is none is SQL NULL."""
     _, b, _ = abc
     assert publish(b, db_url, "--quiet") == 0
-    [row] = rows(db_url, "SELECT published_at FROM publishes")
+    bare = derive(b, tmp_path / "bare", _nothing_declared)
+    assert publish(bare, db_url, "--quiet") == 0
+    assert_rows_equal_jsonl(db_url, bare)
+    assert rows(db_url, "SELECT count(*) AS n FROM topics WHERE declared_levels IS NULL") == [
+        {"n": 1}
+    ]
+    assert publish(b, db_url, "--quiet") == 0
+    [row, *_] = rows(db_url, "SELECT published_at FROM publishes")
     assert dt.datetime.fromisoformat(row["published_at"]).utcoffset() == dt.timedelta(0)
     engine = connect(db_url)
     if db_url.startswith("sqlite"):
@@ -314,9 +330,9 @@ def test_json_and_timestamps_are_typed_in_a_new_database(db_url: str, abc: Any) 
             with pytest.raises(Exception, match="CHECK constraint failed"), engine.begin() as conn:
                 conn.execute(text(statement))
     else:
-        query = "SELECT pg_typeof(published_at)::text AS t FROM publishes"
+        query = "SELECT DISTINCT pg_typeof(published_at)::text AS t FROM publishes"
         assert rows(db_url, query) == [{"t": "timestamp with time zone"}]
         query = "SELECT pg_typeof(declared_levels)::text AS t FROM topics"
         assert rows(db_url, query) == [{"t": "jsonb"}]
-        assert longest_fields(db_url) == 0  # a first publish: everything added
+        assert longest_fields(db_url) == 1  # ["declared"], as jsonb
     engine.dispose()

@@ -37,7 +37,8 @@ class Json(TypeDecorator[Any]):
 
 def json_check(column: str) -> CheckConstraint:
     """SQLite's part of a JSON column: its text is JSON (null passes)."""
-    check = CheckConstraint(f"json_valid({column})", name=f"{column}_is_json")
+    rule = f"{column} IS NULL OR json_valid({column})"  # json_valid(NULL) is 0 before 3.45
+    check = CheckConstraint(rule, name=f"{column}_is_json")
     return check.ddl_if(dialect="sqlite")
 
 
