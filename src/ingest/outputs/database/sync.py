@@ -33,7 +33,7 @@ from .checks import Checked
 from .delta import Delta
 
 #: Records per batch: rows are written (and old records read back) a batch at a time.
-BATCH = 1000
+BATCH = 250
 T = TypeVar("T")
 
 
