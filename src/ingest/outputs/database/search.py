@@ -43,6 +43,10 @@ class Search:
     warning: str | None = None
 
 
+#: Nothing to keep in step (yet).
+NONE = Search(fts=False)
+
+
 def ensure(conn: Connection, where: str) -> Search:
     if conn.dialect.name == "sqlite":
         return _ensure_fts(conn, where)

@@ -131,9 +131,9 @@ class DatabaseWriter:
         else:
             old = migrate(conn, version)
             outcome.migrated_from = old if old != t.DB_SCHEMA_VERSION else None
-        found = search.ensure(conn, self.where)
-        outcome.warnings += [found.warning] if found.warning else []
-        outcome.search_made = found.made and not outcome.created
+        # A new database gets its search table or indexes once its rows are in: made in
+        # one pass, not kept up row by row through the first load.
+        found = search.NONE if outcome.created else self._search(conn, outcome)
         items = delta(conn, pub, "items.jsonl", t.items, self.where)
         topics = delta(conn, pub, "topics.jsonl", t.topics, self.where)
         if not (items or topics) and _latest_digest(conn) == checked.digest:
@@ -144,7 +144,15 @@ class DatabaseWriter:
         write_log(conn, outcome.publish_id, items, topics, checked.merged, log)
         w = apply(conn, pub, checked, items, topics, found)
         outcome.inserted, outcome.updated, outcome.deleted = w.inserted, w.updated, w.deleted
+        if outcome.created:
+            self._search(conn, outcome)
         return outcome
+
+    def _search(self, conn: Connection, outcome: Outcome) -> search.Search:
+        found = search.ensure(conn, self.where)
+        outcome.warnings += [found.warning] if found.warning else []
+        outcome.search_made = found.made and not outcome.created
+        return found
 
     def _record(self, conn: Connection, checked: Checked, n: ChangeCounts) -> int:
         head = checked.head
