@@ -11,11 +11,21 @@ import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import msgspec
 from msgspec import structs
 
-from ...records.output import Item, Source, Topic
+from ...records.output import Item, ItemTopic, Source, Topic
 
 Row = dict[str, Any]
+
+
+class Links(msgspec.Struct, frozen=True):
+    """What an item's ``item_topics`` and ``related`` rows need of its line (the rest of
+    the line is skipped, not parsed)."""
+
+    id: str
+    topics: list[ItemTopic]
+    related: list[str]
 
 
 def digest(line: bytes) -> str:
@@ -61,7 +71,7 @@ def topic_row(topic: Topic, line_digest: str) -> Row:
     }
 
 
-def item_topic_rows(item: Item, position: Callable[[str], int]) -> Iterator[Row]:
+def item_topic_rows(item: Item | Links, position: Callable[[str], int]) -> Iterator[Row]:
     """``position(slug)``: the item's index in that topic's ``items``."""
     for t in item.topics:
         yield {
@@ -74,7 +84,7 @@ def item_topic_rows(item: Item, position: Callable[[str], int]) -> Iterator[Row]
         }
 
 
-def related_rows(item: Item) -> Iterator[Row]:
+def related_rows(item: Item | Links) -> Iterator[Row]:
     for n, other in enumerate(item.related):
         yield {"item_id": item.id, "position": n, "related_id": other}
 

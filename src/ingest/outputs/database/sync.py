@@ -207,7 +207,7 @@ def _write_links(w: Writes, pub: Published, checked: Checked, items: Delta, topi
     slugs = {*topics.added, *topics.changed}
     members = {n for slug in slugs for n in checked.members[slug]}
     fresh = items.fresh_lines
-    for batch in batches(pub.records("items.jsonl", Item, only=fresh | members)):
+    for batch in batches(pub.records("items.jsonl", r.Links, only=fresh | members)):
         related: list[r.Row] = []
         memberships: list[r.Row] = []
         for n, _, item in batch:
