@@ -260,3 +260,21 @@ def test_a_publish_that_waited_never_writes_into_a_removed_file(
     else:
         assert code == 2 and "removed or replaced while this publish waited" in err, err
         assert not db.exists()
+
+
+def test_a_folder_written_in_place_during_the_publish_is_refused(
+    seeds_out: Path, tmp_path: Path
+) -> None:
+    """``ingest run`` swaps whole folders; a file written in place between the check and
+    the writes (an editor, a copy) would be read as another version: refused, nothing
+    written."""
+    db = tmp_path / "site.sqlite"
+    proc = start(seeds_out, f"sqlite:///{db}", fault="db_locked:stop")
+    stopped(proc)
+    with (seeds_out / "items.jsonl").open("ab") as f:
+        f.write(b"\n")
+    proc.send_signal(signal.SIGCONT)
+    code, out, err = finish(proc)
+    assert (code, out) == (2, ""), err
+    assert err == f"ingest: error: {seeds_out / 'items.jsonl'}: changed while it was being read\n"
+    assert not db.exists()

@@ -202,6 +202,23 @@ def _dangling_related(folder: Path) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), "utf-8")
 
 
+def _edit_items(folder: Path, edit: Any) -> None:
+    path = folder / "items.jsonl"
+    recs = [json.loads(x) for x in path.read_text("utf-8").splitlines()]
+    edit(recs)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), "utf-8")
+
+
+def _edit_report(folder: Path, edit: Any) -> None:
+    path = folder / "report.json"
+    path.write_text(edit(path.read_text("utf-8")), "utf-8")
+
+
+def _drop_a_topic_member(recs: list[dict[str, Any]]) -> None:
+    [item] = [r for r in recs if r["topics"]][:1]
+    item["topics"] = []
+
+
 @pytest.mark.parametrize(
     ("damage", "words"),
     [
@@ -209,6 +226,19 @@ def _dangling_related(folder: Path) -> None:
         (_break_a_line, ("items.jsonl: line 1", "summary")),
         (_dangling_related, ("related 'nosuchitem0000' is not in the folder",)),
         (lambda f: (f / "topics.jsonl").write_text("{}\n"), ("topics.jsonl: line 1",)),
+        (lambda f: _edit_items(f, lambda r: r.reverse()), ("items.jsonl: line 2", "comes after")),
+        (lambda f: _edit_items(f, lambda r: r.insert(1, r[0])), ("line 2", "appears twice")),
+        (lambda f: _edit_items(f, _drop_a_topic_member), ("disagree on membership",)),
+        (lambda f: _edit_report(f, lambda t: t[: len(t) // 2]), ("report.json: not JSON",)),
+        (lambda f: _edit_report(f, lambda t: f"[{t}]"), ("report.json: not JSON", "object")),
+        (
+            lambda f: _edit_report(f, lambda t: t.replace('"totals"', '"sums"', 1)),
+            ("report.json: not a report of ingest run (no totals)",),
+        ),
+        (
+            lambda f: _edit_report(f, lambda t: t.replace('"sequence": 1', '"sequence": 0', 1)),
+            ("report.json: not a report of ingest run: run/sequence",),
+        ),
     ],
 )
 def test_a_folder_that_is_not_a_publish(
