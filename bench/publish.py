@@ -10,7 +10,10 @@ of those get a reworded summary, 40 % a new Chinese title, 10 % are removed, 10 
 items appended to a topic — with changes.jsonl, the report's change counts and
 run.sequence made by ingest's own change-set code. Each publish is the real command in a
 child process; "rows" are the rows it inserted, updated and deleted in items, topics,
-item_topics, related, sources and topic_sources, as its summary line reports them.
+item_topics, related, sources and topic_sources, as its summary line reports them; "peak
+RSS" is the publish's own, as GNU time (``/usr/bin/time``) reports it — a child forked
+straight from this process would count this process's pages (A, loaded to derive B) in
+its peak.
 """
 
 from __future__ import annotations
@@ -42,17 +45,19 @@ INGEST = [sys.executable, "-m", "ingest"]
 ROWS = re.compile(r"rows (\d+) inserted, (\d+) updated, (\d+) deleted")
 
 
-def run(cmd: list[str]) -> tuple[float, int, str]:
-    """Run a child; wall seconds, peak RSS in MB, stdout."""
+TIME = "/usr/bin/time"
+
+
+def run(cmd: list[str]) -> tuple[float, int | None, str]:
+    """Run a child; wall seconds, its peak RSS in MB (None without GNU time), stdout."""
+    timed = [TIME, "-f", "maxrss_kb %M", *cmd] if os.path.exists(TIME) else cmd
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
+    done = subprocess.run(timed, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
-    out = proc.stdout.read() if proc.stdout else ""
-    err = proc.stderr.read() if proc.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"bench: {' '.join(cmd)} failed: {err.strip()[-500:]}")
-    return wall, usage.ru_maxrss // 1024, out
+    if done.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(cmd)} failed: {done.stderr.strip()[-500:]}")
+    found = re.search(r"^maxrss_kb (\d+)$", done.stderr, re.M)
+    return wall, int(found[1]) // 1024 if found else None, done.stdout
 
 
 def publish_a(size: str, seed: int, work: Path) -> Path:
@@ -170,10 +175,12 @@ def main() -> None:
     work = HERE / "out" / f"publish-{args.size}-seed{args.seed}"
     a = publish_a(args.size, args.seed, work)
     n = derive_b(a, work / "b", args.changed, args.seed)
-    t0 = time.perf_counter()
-    items = len(load_publish(a).items)
-    load_s = time.perf_counter() - t0
-    print(f"A: {items} items, {a}; B: {n} items differ; reading A's folder alone: {load_s:.1f} s")
+    items = sum(1 for _ in (a / "items.jsonl").open("rb"))
+    size = sum((a / name).stat().st_size for name in ("items.jsonl", "topics.jsonl", "report.json"))
+    print(f"A: {items} items, {size / 1e6:.0f} MB of items, topics and report, {a}")
+    print(f"B: {n} items differ")
+    if not os.path.exists(TIME):
+        print(f"(no {TIME}: peak RSS not measured; apt-get install time)")
     db = work / "bench.sqlite"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
@@ -183,12 +190,13 @@ def main() -> None:
         results += measure("postgresql", pg_url, a, work / "b")
     finally:
         _pg_admin(args.pg, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    print(f"{'database':<11} {'publish':<12} {'wall s':>7} {'rows':>8} {'rows/s':>8} {'RSS MB':>7}")
+    head = f"{'database':<11} {'publish':<12} {'wall s':>7} {'rows':>8} {'rows/s':>8}"
+    print(f"{head} {'peak RSS MB':>12}")
     for r in results:
         rate = f"{r['rows'] / r['s']:,.0f}" if r["rows"] else "-"  # type: ignore[operator]
         print(
             f"{r['backend']:<11} {r['case']:<12} {r['s']:>7.1f} {r['rows']:>8,} {rate:>8} "
-            f"{r['rss_mb']:>7}"
+            f"{r['rss_mb'] if r['rss_mb'] is not None else '-':>12}"
         )
     print(json.dumps(results))
 

@@ -53,11 +53,12 @@ def _admin(statement: str) -> None:
 
 
 @contextmanager
-def pg_database() -> Iterator[str]:
-    """A new, empty PostgreSQL database, dropped afterwards (a test fixture's body)."""
+def pg_database(options: str = "") -> Iterator[str]:
+    """A new, empty PostgreSQL database, dropped afterwards (a test fixture's body);
+    ``options`` go after ``CREATE DATABASE name`` (a locale, say)."""
     name = f"ingest_test_{uuid.uuid4().hex[:12]}"
     try:
-        _admin(f'CREATE DATABASE "{name}"')
+        _admin(f'CREATE DATABASE "{name}" {options}')
     except Exception as e:
         reason = (
             f"no PostgreSQL server at {pg_server().set(drivername='postgresql')!r} "
@@ -96,6 +97,12 @@ def connect(url: str) -> Any:
 def plain(value: Any) -> Any:
     """A value as the JSON has it: dates as ISO strings."""
     return value.isoformat() if isinstance(value, dt.date) else value
+
+
+def json_value(value: Any) -> Any:
+    """A JSON column's value as Python: SQLite hands back its text, PostgreSQL's jsonb the
+    value itself."""
+    return json.loads(value) if isinstance(value, str) else value
 
 
 def rows(url: str, query: str) -> list[dict[str, Any]]:
@@ -217,9 +224,11 @@ def items_in_db(url: str) -> dict[str, Json]:
         est = None if earliest is None else {"earliest": earliest, "latest": latest}
         out[row["id"]] = {**row, "published_estimate": est, "topics": [], "related": []}
         out[row["id"]]["sources"] = []
-    for row in rows(url, "SELECT * FROM item_topics ORDER BY item_id, slug"):
+    for row in rows(url, "SELECT * FROM item_topics"):
         member = {k: row[k] for k in ("slug", "rank", "level", "level_label")}
         out[row["item_id"]]["topics"].append(member)
+    for record in out.values():  # by code point, as items.jsonl: not the database's collation
+        record["topics"].sort(key=lambda m: m["slug"])
     for row in rows(url, "SELECT * FROM related ORDER BY item_id, position"):
         out[row["item_id"]]["related"].append(row["related_id"])
     for row in rows(url, "SELECT * FROM sources ORDER BY item_id, position"):
@@ -236,7 +245,7 @@ def topics_in_db(url: str) -> dict[str, Json]:
         levels = row.pop("declared_levels")
         declared = None if levels is None else {"count": row["declared_count"]}
         if declared is not None:
-            declared["levels"] = json.loads(levels)
+            declared["levels"] = json_value(levels)
         row = {k: v for k, v in row.items() if k not in ("site_name", "site_url", "declared_count")}
         out[row["slug"]] = {**row, "site": site, "declared": declared, "items": [], "sources": []}
     for row in rows(url, "SELECT slug, item_id FROM item_topics ORDER BY slug, position"):

@@ -11,26 +11,24 @@ JSONL, field by field.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
-from sqlalchemy import text
 
-from conftest import ROOT, SEEDS
+from conftest import SEEDS
 from dbtest import (
     BACKENDS,
     NEW_ID,
     Json,
     assert_rows_equal_jsonl,
-    connect,
     database_url,
     derive,
     edit_b,
     edit_c,
+    json_value,
     lines,
     pg_database,
     rows,
@@ -90,7 +88,7 @@ def logged(url: str, publish_id: int) -> list[Json]:
         'SELECT entity, op, id, fields, into_id AS "into" FROM changes WHERE publish_id = '
         + str(publish_id)
     )
-    found = [{**r, "fields": json.loads(r["fields"])} for r in rows(url, query)]
+    found = [{**r, "fields": json_value(r["fields"])} for r in rows(url, query)]
     return sorted(found, key=lambda c: (c["entity"], c["op"], c["id"]))
 
 
@@ -134,31 +132,3 @@ def test_sources_alone_rewrite_rows_but_log_no_change(db_url: str, folders: Any)
     moved = [x for x in lines(b, "items.jsonl") if x["sources"][0]["line"] > 1000]
     assert len(moved) == 1 and moved[0]["id"] not in changed
     assert_rows_equal_jsonl(db_url, b)
-
-
-def documented_queries() -> list[str]:
-    """The SQL blocks of docs/database.md's "Example queries"."""
-    doc = (ROOT / "docs" / "database.md").read_text("utf-8")
-    section = doc.split("## Example queries", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```sql\n(.*?)```", section, re.S)
-
-
-def test_the_documented_queries_answer_what_a_site_asks(db_url: str, folders: Any) -> None:
-    a, b, _ = folders
-    assert publish(a, db_url) == 0
-    assert publish(b, db_url) == 0
-    [topic] = lines(b, "topics.jsonl")
-    [item] = [x for x in lines(b, "items.jsonl") if x["related"]]
-    by_topic, by_id, latest = documented_queries()
-    engine = connect(db_url)
-    with engine.connect() as conn:
-        found = conn.execute(text(by_topic), {"slug": topic["slug"]}).mappings().all()
-        assert [r["id"] for r in found] == topic["items"]
-        found = conn.execute(text(by_id), {"id": item["id"]}).mappings().all()
-        assert [r["related_id"] for r in found] == item["related"]
-        assert {r["summary_zh"] for r in found} == {item["summary_zh"]}
-        found = conn.execute(text(latest)).mappings().all()
-        assert {r["publish_id"] for r in found} == {2}
-        changes = [(c["entity"], c["op"], c["id"]) for c in lines(b, "changes.jsonl")]
-        assert [(r["entity"], r["op"], r["id"]) for r in found] == changes
-    engine.dispose()

@@ -1,36 +1,36 @@
 """What ``ingest publish`` refuses, and where it writes (SPEC §6): a wrong URL, a refused
 connection, a database that is not ingest's, a newer database schema, a folder that is not
-a publish — one line on stderr, exit 2, nothing written. An older schema is migrated.
-Without ``--db`` the SQLite file goes beside the folder, never inside it.
+a publish — one line on stderr, exit 2, nothing written (an older schema is migrated:
+test_database_migrations.py). Without ``--db`` the SQLite file goes beside the folder,
+never inside it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
+import os
 import socket
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import inspect, text
+from sqlalchemy import text
 
-from conftest import SEEDS, run_subprocess
+from conftest import ROOT, SEEDS, run_subprocess
 from dbtest import (
     BACKENDS,
-    assert_rows_equal_jsonl,
     connect,
     database_url,
     derive,
     edit_b,
-    edit_c,
-    lines,
     pg_database,
-    rows,
     snapshot,
-    table_names,
 )
 from ingest.cli import main
 from ingest.outputs.database import tables
@@ -138,10 +138,13 @@ def _set_meta(url: str, key: str, value: str) -> None:
     engine.dispose()
 
 
+NOW = tables.DB_SCHEMA_VERSION
+
+
 @pytest.mark.parametrize(
     ("key", "value", "words"),
     [
-        ("schema_version", "3", ("version 3, newer than this ingest's 2",)),
+        ("schema_version", str(NOW + 1), (f"version {NOW + 1}, newer than this ingest's {NOW}",)),
         ("application", "other", ("does not mark it as ingest's",)),
     ],
 )
@@ -158,53 +161,6 @@ def test_a_newer_or_unmarked_database_is_refused(
     before = snapshot(db_url)
     refused([str(seeds_out), "--db", db_url], capsys, *words)
     assert snapshot(db_url) == before
-
-
-def downgrade_to_v1(url: str) -> None:
-    """Version 1 of the tables: no published_estimate dates, no change log."""
-    engine = connect(url)
-    with engine.begin() as conn:
-        conn.execute(text("DROP TABLE changes"))
-        conn.execute(text("ALTER TABLE items DROP COLUMN published_earliest"))
-        conn.execute(text("ALTER TABLE items DROP COLUMN published_latest"))
-        conn.execute(text("UPDATE ingest_meta SET value = '1' WHERE key = 'schema_version'"))
-    engine.dispose()
-
-
-def columns(url: str) -> dict[str, set[str]]:
-    engine = connect(url)
-    with engine.connect() as conn:
-        insp = inspect(conn)
-        found = {name: {c["name"] for c in insp.get_columns(name)} for name in table_names(url)}
-    engine.dispose()
-    return found
-
-
-def test_an_older_database_is_migrated_in_the_publish(
-    db_url: str, seeds_out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """B (with a published_estimate) in a version 1 database, then C: the tables are brought
-    to version 2 in C's transaction and every row is rewritten, so the estimate that version
-    1 could not hold is back, though the item did not change from B to C; the log says so."""
-    b = derive(seeds_out, tmp_path / "b", edit_b)
-    c = derive(b, tmp_path / "c", edit_c)
-    assert main(["publish", str(b), "--db", db_url, "--quiet"]) == 0
-    downgrade_to_v1(db_url)
-    assert "changes" not in table_names(db_url)
-    capsys.readouterr()
-    assert main(["publish", str(c), "--db", db_url]) == 0
-    assert "migrated from database schema 1" in capsys.readouterr().out
-    expected = {t.name: {c.name for c in t.columns} for t in tables.metadata.sorted_tables}
-    assert columns(db_url) == expected
-    version = "SELECT value FROM ingest_meta WHERE key = 'schema_version'"
-    assert rows(db_url, version) == [{"value": "2"}]
-    assert_rows_equal_jsonl(db_url, c)
-    [dated] = [x["id"] for x in lines(c, "items.jsonl") if x["published_estimate"]]
-    back = {"entity": "item", "op": "changed", "id": dated, "fields": ["published_estimate"]}
-    query = 'SELECT entity, op, id, fields, into_id AS "into" FROM changes ORDER BY entity, op, id'
-    logged = [{**r, "fields": json.loads(r["fields"])} for r in rows(db_url, query)]
-    expected_log = [*lines(c, "changes.jsonl"), {**back, "into": None}]
-    assert logged == sorted(expected_log, key=lambda x: (x["entity"], x["op"], x["id"]))
 
 
 def test_without_db_the_file_goes_beside_the_folder(seeds_out: Path, tmp_path: Path) -> None:
@@ -246,6 +202,23 @@ def _dangling_related(folder: Path) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), "utf-8")
 
 
+def _edit_items(folder: Path, edit: Any) -> None:
+    path = folder / "items.jsonl"
+    recs = [json.loads(x) for x in path.read_text("utf-8").splitlines()]
+    edit(recs)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), "utf-8")
+
+
+def _edit_report(folder: Path, edit: Any) -> None:
+    path = folder / "report.json"
+    path.write_text(edit(path.read_text("utf-8")), "utf-8")
+
+
+def _drop_a_topic_member(recs: list[dict[str, Any]]) -> None:
+    [item] = [r for r in recs if r["topics"]][:1]
+    item["topics"] = []
+
+
 @pytest.mark.parametrize(
     ("damage", "words"),
     [
@@ -253,6 +226,19 @@ def _dangling_related(folder: Path) -> None:
         (_break_a_line, ("items.jsonl: line 1", "summary")),
         (_dangling_related, ("related 'nosuchitem0000' is not in the folder",)),
         (lambda f: (f / "topics.jsonl").write_text("{}\n"), ("topics.jsonl: line 1",)),
+        (lambda f: _edit_items(f, lambda r: r.reverse()), ("items.jsonl: line 2", "comes after")),
+        (lambda f: _edit_items(f, lambda r: r.insert(1, r[0])), ("line 2", "appears twice")),
+        (lambda f: _edit_items(f, _drop_a_topic_member), ("disagree on membership",)),
+        (lambda f: _edit_report(f, lambda t: t[: len(t) // 2]), ("report.json: not JSON",)),
+        (lambda f: _edit_report(f, lambda t: f"[{t}]"), ("report.json: not JSON", "object")),
+        (
+            lambda f: _edit_report(f, lambda t: t.replace('"totals"', '"sums"', 1)),
+            ("report.json: not a report of ingest run (no totals)",),
+        ),
+        (
+            lambda f: _edit_report(f, lambda t: t.replace('"sequence": 1', '"sequence": 0', 1)),
+            ("report.json: not a report of ingest run: run/sequence",),
+        ),
     ],
 )
 def test_a_folder_that_is_not_a_publish(
@@ -264,3 +250,54 @@ def test_a_folder_that_is_not_a_publish(
     assert not db.exists()
     refused([str(tmp_path / "nowhere"), "--db", f"sqlite:///{db}"], capsys, "no such folder")
     assert not db.exists()
+
+
+def _as_a_user() -> None:
+    """In the child: root's power to write where the permission bits say no is dropped
+    (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER leave the bounding set), so a
+    read-only folder is read-only to it, as to any user."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2, 3):
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def publish_as_a_user(folder: Path, url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ingest", "publish", str(folder), "--db", url],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        preexec_fn=_as_a_user if os.geteuid() == 0 else None,
+    )
+
+
+def test_a_sqlite_file_in_a_folder_that_cannot_be_written(seeds_out: Path, tmp_path: Path) -> None:
+    """A new file there, and a database there that needs its journal beside it: one line,
+    exit 2, nothing written, no traceback."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    done = publish_as_a_user(seeds_out, f"sqlite:///{locked / 'site.sqlite'}")
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("ingest: error: sqlite:///")
+    assert f"cannot create the database file in {str(locked)!r} (Permission denied)" in done.stderr
+    assert list(locked.iterdir()) == []
+
+    shut = tmp_path / "shut"
+    shut.mkdir()
+    url = f"sqlite:///{shut / 'site.sqlite'}"
+    assert main(["publish", str(seeds_out), "--db", url, "--quiet"]) == 0
+    (shut / "site.sqlite").chmod(0o666)
+    before = snapshot(url)
+    shut.chmod(0o555)
+    b = derive(seeds_out, tmp_path / "b", edit_b)
+    done = publish_as_a_user(b, url)
+    shut.chmod(0o755)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"ingest: error: database {url}: "), done.stderr
+    assert snapshot(url) == before

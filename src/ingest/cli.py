@@ -215,6 +215,16 @@ def _positive(s: str) -> int:
     return n
 
 
+def _seconds(s: str) -> float:
+    try:
+        n = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {s!r}") from None
+    if not 0 <= n <= 86400:
+        raise argparse.ArgumentTypeError("must be from 0 to 86400 seconds")
+    return n
+
+
 def _date(s: str) -> dt.date:
     """A crawl day: ``YYYY-MM-DD`` only (not the other forms ISO 8601 and
     ``date.fromisoformat`` take, ``20261102`` or ``2026-W45-1``), no later than tomorrow by
@@ -250,6 +260,9 @@ a newer one, or a database that is not ingest's, is refused (exit 2, nothing wri
   postgresql://USER@HOST:PORT/DB     an existing PostgreSQL database (psycopg 3)
 Without --db: sqlite:/// a file beside DIR named after it, out/ -> ./out.sqlite (never
 inside DIR, which each run replaces).
+
+One publish at a time per database: a publish that finds another one at work says so on
+stderr and waits up to --lock-timeout seconds, then gives up (exit 2, nothing written).
 """
 
 
@@ -262,6 +275,13 @@ def _add_publish(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     p.add_argument("dir", nargs="?", default="out/", metavar="DIR", help="default: out/")
     p.add_argument("--db", metavar="URL", help="default: sqlite:///DIR.sqlite beside DIR")
+    p.add_argument(
+        "--lock-timeout",
+        type=_seconds,
+        default=60,
+        metavar="SECONDS",
+        help="how long to wait for another publish to the same database (default: 60)",
+    )
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
     p.set_defaults(func=cmd_publish)
 

@@ -147,11 +147,18 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     from .outputs.database import DatabaseWriter, default_url
-    from .outputs.published import load_publish
+    from .outputs.published import open_publish
 
     folder = Path(args.dir)
-    with DatabaseWriter(args.db or default_url(folder)) as writer:
-        writer.write(load_publish(folder))
+    writer = DatabaseWriter(args.db or default_url(folder), args.lock_timeout, say=_say)
+    with open_publish(folder) as pub:
+        outcome = writer.write(pub)
+    for warning in outcome.warnings:
+        _say(f"warning: {warning}")
     if not args.quiet:
         print(writer.summary(folder))
     return 0
+
+
+def _say(line: str) -> None:
+    print(f"ingest: {line}", file=sys.stderr, flush=True)

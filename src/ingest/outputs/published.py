@@ -1,50 +1,146 @@
 """A published folder read back: ``items.jsonl``, ``topics.jsonl``, ``rejects.jsonl``,
-``changes.jsonl`` and ``report.json`` → the :class:`RunOutput` that wrote them.
+``changes.jsonl`` and ``report.json``, line by line.
 
-The five files are opened through one handle on the folder, so a run that swaps the folder
-meanwhile (``atomic.publish``) cannot hand us files of two different publishes: either all
-five open from the same folder, or the read is tried again. Every line is parsed by the
-output models; a line that is not one is a one-line error naming the file and line. The
-references between records are checked too (an item's topics and related ids, a topic's
-items), since a database refuses rows that point nowhere.
+The five files are opened once, through one handle on the folder, so a run that swaps the
+folder meanwhile (``atomic.publish``) cannot hand us files of two different publishes:
+either all five open from the same folder, or the opening is tried again. The open files
+are then read as often as a reader needs, each time from the start and one line at a time,
+so memory does not grow with the folder. Every line is parsed by the output models; a line
+that is not one is a one-line error naming the file and line. ``report.json`` is read as a
+stream of JSON events (ijson): only its head (the versions and ``run``) is built.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
-from collections import Counter
-from collections.abc import Iterable, Iterator
-from contextlib import ExitStack
+from collections.abc import Container, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
+from io import BufferedReader
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import Any, TypeVar
 
+import ijson
 import msgspec
+from ijson.common import ObjectBuilder
 
 from ..errors import UsageError
-from ..records.output import Change, Item, Out, Reject, Report, Topic
+from ..records.output import Change, Item, Reject, Report, RunInfo, Topic
 from ..records.run import FILES, RunOutput
 from ..records.serial import decoder
 
 _TRIES = 3
-M = TypeVar("M", bound=Out)
+M = TypeVar("M", bound=msgspec.Struct)
 
 
-def load_publish(folder: Path) -> RunOutput:
-    """The run published in ``folder``; :class:`UsageError` when it is not one."""
-    for _ in range(_TRIES):
+class ReportHead(msgspec.Struct, frozen=True):
+    """What a publish keeps of ``report.json``: its versions and what the run built on."""
+
+    schema_version: str
+    ingest_version: str
+    run: RunInfo
+
+
+#: The members of ``report.json`` that :class:`ReportHead` holds; the others are skipped.
+_HEAD = frozenset(ReportHead.__struct_fields__)
+
+
+class Published:
+    """The five files of one publish, open; :func:`open_publish` makes one."""
+
+    def __init__(self, folder: Path, handles: dict[str, BufferedReader]) -> None:
+        self.folder = folder
+        self._handles = handles
+        self._seen = {name: _version(f) for name, f in handles.items()}
+
+    def _file(self, name: str) -> BufferedReader:
+        """The open file, from its start; refused if it was written since it was opened
+        (``ingest run`` never does: it swaps whole folders; an editor in place might)."""
+        f = self._handles[name]
+        if _version(f) != self._seen[name]:
+            raise UsageError(f"{self.folder / name}: changed while it was being read")
+        f.seek(0)
+        return f
+
+    def lines(self, name: str) -> Iterator[tuple[int, bytes]]:
+        """(line number from 1, the line without its newline), one at a time."""
+        for n, raw in enumerate(self._file(name), 1):
+            yield n, raw[:-1] if raw.endswith(b"\n") else raw
+        self._file(name)  # still as it was: what was read is one version of the file
+
+    def records(
+        self, name: str, model: type[M], only: Container[int] | None = None
+    ) -> Iterator[tuple[int, bytes, M]]:
+        """(line number, line, the record it holds) for each line of a ``.jsonl`` file, or
+        for the lines numbered in ``only`` (the others are not parsed)."""
+        path = self.folder / name
+        for n, line in self.lines(name):
+            if only is None or n in only:
+                yield n, line, _model(path, n, line, model)
+
+    def head(self) -> ReportHead:
+        """``report.json``'s versions and ``run``, read without building the rest."""
+        path = self.folder / "report.json"
         try:
-            data = _read_all(folder)
-        except FileNotFoundError:
-            continue  # swapped by a run between our opens: the new folder is complete
-        run = _parse(folder, data)
-        check_references(run, folder)
-        return run
+            found, keys = _head(ijson.basic_parse(self._file("report.json"), use_float=True))
+        except ijson.JSONError as e:
+            raise UsageError(f"{path}: not JSON ({_one_line(e)})") from None
+        missing = [k for k in Report.__struct_fields__ if k not in keys]
+        if missing:
+            raise UsageError(f"{path}: not a report of ingest run (no {', '.join(missing)})")
+        try:
+            return msgspec.convert(found, ReportHead)
+        except msgspec.ValidationError as e:
+            raise UsageError(f"{path}: not a report of ingest run: {_where(e)}") from None
+
+    def digest(self) -> str:
+        """sha256 of the files' ``sha256sum`` lines, in name order: in the folder,
+        ``sha256sum changes.jsonl items.jsonl rejects.jsonl report.json topics.jsonl |
+        sha256sum``."""
+        lines = "".join(
+            f"{hashlib.file_digest(self._file(name), 'sha256').hexdigest()}  {name}\n"
+            for name in sorted(FILES)
+        )
+        return hashlib.sha256(lines.encode()).hexdigest()
+
+
+@contextmanager
+def open_publish(folder: Path) -> Iterator[Published]:
+    """The publish in ``folder``, its files open until the block ends; :class:`UsageError`
+    when it is not one."""
+    for _ in range(_TRIES):
+        with ExitStack() as stack:
+            try:
+                handles = _open_all(folder, stack)
+            except FileNotFoundError:
+                continue  # swapped by a run between our opens: the new folder is complete
+            yield Published(folder, handles)
+            return
     missing = [name for name in FILES if not (folder / name).is_file()]
     raise UsageError(f"{folder}: not a publish of ingest run (missing {', '.join(missing)})")
 
 
-def _read_all(folder: Path) -> dict[str, bytes]:
+def load_publish(folder: Path) -> RunOutput:
+    """The whole run published in ``folder``, in memory (for tools and tests; ``ingest
+    publish`` reads the folder in passes instead)."""
+    with open_publish(folder) as pub:
+        report = _model(folder / "report.json", 1, pub._file("report.json").read(), Report)
+        return RunOutput(
+            items=[r for _, _, r in pub.records("items.jsonl", Item)],
+            topics=[r for _, _, r in pub.records("topics.jsonl", Topic)],
+            rejects=[r for _, _, r in pub.records("rejects.jsonl", Reject)],
+            report=report,
+            changes=[r for _, _, r in pub.records("changes.jsonl", Change)],
+        )
+
+
+def _version(f: BufferedReader) -> tuple[int, int]:
+    st = os.fstat(f.fileno())
+    return st.st_size, st.st_mtime_ns
+
+
+def _open_all(folder: Path, stack: ExitStack) -> dict[str, BufferedReader]:
     try:
         dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except FileNotFoundError:
@@ -52,9 +148,7 @@ def _read_all(folder: Path) -> dict[str, bytes]:
     except OSError as e:
         raise UsageError(f"{folder}: not a readable folder ({e.strerror})") from e
     try:
-        with ExitStack() as stack:
-            handles = {n: stack.enter_context(_open_in(dir_fd, n)) for n in FILES}
-            return {name: f.read() for name, f in handles.items()}
+        return {name: stack.enter_context(_open_in(dir_fd, name)) for name in FILES}
     except IsADirectoryError as e:
         raise UsageError(f"{folder}: {e.filename} is a folder") from e
     except PermissionError as e:
@@ -102,7 +196,7 @@ def _still_named(folder: Path, dir_fd: int) -> bool:
     return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
 
 
-def _open_in(dir_fd: int, name: str) -> IO[bytes]:
+def _open_in(dir_fd: int, name: str) -> BufferedReader:
     def opener(path: str, flags: int) -> int:
         return os.open(path, flags, dir_fd=dir_fd)
 
@@ -113,74 +207,49 @@ def _open_in(dir_fd: int, name: str) -> IO[bytes]:
         raise
 
 
-def _parse(folder: Path, data: dict[str, bytes]) -> RunOutput:
-    report = _one(folder / "report.json", data["report.json"], Report)
-    return RunOutput(
-        items=list(_lines(folder / "items.jsonl", data["items.jsonl"], Item)),
-        topics=list(_lines(folder / "topics.jsonl", data["topics.jsonl"], Topic)),
-        rejects=list(_lines(folder / "rejects.jsonl", data["rejects.jsonl"], Reject)),
-        report=report,
-        changes=list(_lines(folder / "changes.jsonl", data["changes.jsonl"], Change)),
-    )
-
-
-def _lines(path: Path, data: bytes, model: type[M]) -> Iterator[M]:
-    for n, line in enumerate(data.splitlines(), 1):
-        yield _model(path, n, line, model)
-
-
-def _one(path: Path, data: bytes, model: type[M]) -> M:
-    return _model(path, 1, data, model)
+def _head(events: Iterator[tuple[str, Any]]) -> tuple[dict[str, Any], set[str]]:
+    """The members of the top-level object named in :data:`_HEAD`, built; and every
+    member's name. Events of the other members pass by without being kept."""
+    found: dict[str, Any] = {}
+    keys: set[str] = set()
+    depth, key, builder = 0, "", None
+    for event, value in events:
+        if depth == 1 and event == "map_key":
+            key = value
+            keys.add(key)
+            builder = ObjectBuilder() if key in _HEAD else None
+            continue
+        if depth == 0 and event != "start_map":
+            raise ijson.JSONError("the top level is not an object")
+        if builder is not None:
+            builder.event(event, value)
+        depth += event in ("start_map", "start_array")
+        depth -= event in ("end_map", "end_array")
+        if depth == 1 and builder is not None:
+            found[key], builder = builder.value, None
+    return found, keys
 
 
 def _model(path: Path, line: int, data: bytes, model: type[M]) -> M:
     try:
         record: M = decoder(model).decode(data)
     except msgspec.DecodeError as e:
-        msg, _, at = str(e).partition(" - at `$")
-        where = _AT.sub(r"/\1", at.rstrip("`").replace(".", "/")).strip("/") or "(record)"
         raise UsageError(
-            f"{path}: line {line}: not a record of ingest schema 1.1: {where}: {msg}"
+            f"{path}: line {line}: not a record of ingest schema 1.1: {_where(e)}"
         ) from None
     return record
 
 
+def _where(e: msgspec.MsgspecError) -> str:
+    """msgspec's message with its path as ours: ``$.sources[0].file`` → ``sources/0/file``."""
+    msg, _, at = str(e).partition(" - at `$")
+    where = _AT.sub(r"/\1", at.rstrip("`").replace(".", "/")).strip("/") or "(record)"
+    return f"{where}: {msg}"
+
+
+def _one_line(e: Exception) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
+
+
 #: An index in msgspec's path of an error (``$.sources[0].file``), a step of ours (``/0``).
 _AT = re.compile(r"\[(\d+)\]")
-
-
-def check_references(run: RunOutput, folder: Path) -> None:
-    """Keys are unique, every id a record names is a record of the folder, and items and
-    topics agree on who belongs to which topic."""
-    ids = _unique(f"{folder}/items.jsonl", [i.id for i in run.items])
-    slugs = _unique(f"{folder}/topics.jsonl", [t.slug for t in run.topics])
-    for item in run.items:
-        _known(folder, f"item {item.id}: related", item.related, ids)
-        _known(folder, f"item {item.id}: topic", [t.slug for t in item.topics], slugs)
-        _unique(f"{folder}: item {item.id}: topics", [t.slug for t in item.topics])
-    for topic in run.topics:
-        _known(folder, f"topic {topic.slug}: item", topic.items, ids)
-        _unique(f"{folder}: topic {topic.slug}: items", topic.items)
-    from_items = {(i.id, m.slug) for i in run.items for m in i.topics}
-    from_topics = {(i, tp.slug) for tp in run.topics for i in tp.items}
-    odd = sorted(from_items ^ from_topics)
-    if odd:
-        item_id, slug = odd[0]
-        raise UsageError(
-            f"{folder}: item {item_id} and topic {slug} disagree on membership "
-            f"({len(odd)} such pair(s))"
-        )
-
-
-def _unique(where: str, keys: list[str]) -> set[str]:
-    found = set(keys)
-    if len(found) != len(keys):
-        [dup, *_] = [k for k, n in Counter(keys).items() if n > 1]
-        raise UsageError(f"{where}: {dup!r} appears twice")
-    return found
-
-
-def _known(folder: Path, what: str, refs: list[str], known: set[str]) -> None:
-    for ref in refs:
-        if ref not in known:
-            raise UsageError(f"{folder}: {what} {ref!r} is not in the folder")

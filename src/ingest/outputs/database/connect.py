@@ -3,28 +3,33 @@
 ``sqlite:///PATH`` goes through Python's own sqlite3 driver, ``postgresql://`` (or
 ``postgres://``) through psycopg 3; everything after the connection is the same SQLAlchemy
 Core for both. SQLite is set up so it behaves like a server for our purpose: foreign keys
-enforced, a transaction takes the write lock when it begins (``BEGIN IMMEDIATE``), and the
-database file runs in WAL mode, so readers keep reading the previous publish while one is
-being written.
+enforced, a transaction takes the write lock when it begins (``BEGIN IMMEDIATE``, waiting
+as ``locking`` says), and the database file runs in WAL mode, so readers keep reading the
+previous publish while one is being written.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from sqlalchemy import Engine, create_engine, event, exc
-from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.engine import URL, make_url
 
 from ...errors import PublishError, UsageError
+from .columns import dumps
+from .locking import Wait, application_name, sqlite_begin
 
 USAGE = "use sqlite:///PATH or postgresql://USER@HOST:PORT/DB"
 _SQLITE_DRIVERS = {"sqlite", "sqlite+pysqlite"}
 _PG_DRIVERS = {"postgresql", "postgresql+psycopg", "postgres"}
-#: Seconds a publish waits for another one holding the SQLite write lock.
-SQLITE_BUSY_TIMEOUT = 60
+#: Seconds a publish waits for another one holding the lock (``--lock-timeout``).
+LOCK_TIMEOUT = 60
 PG_CONNECT_TIMEOUT = 10
 
 
@@ -64,34 +69,32 @@ def sqlite_path(url: URL) -> Path | None:
     return Path(url.database or "") if url.get_backend_name() == "sqlite" else None
 
 
-def open_engine(url: URL) -> Engine:
+def open_engine(url: URL, wait: Wait) -> Engine:
     if url.get_backend_name() == "sqlite":
-        engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT})
+        engine = create_engine(url, connect_args={"timeout": wait.seconds}, json_serializer=dumps)
         event.listen(engine, "connect", _sqlite_connect)
-        event.listen(engine, "begin", _sqlite_begin)
+        event.listen(engine, "begin", partial(sqlite_begin, wait))
         return engine
-    args = {"connect_timeout": PG_CONNECT_TIMEOUT, "application_name": "ingest publish"}
-    return create_engine(url, connect_args=args)
+    args = {"connect_timeout": PG_CONNECT_TIMEOUT, "application_name": application_name()}
+    return create_engine(url, connect_args=args, json_serializer=dumps)
 
 
 def _sqlite_connect(dbapi_conn: Any, record: object) -> None:
-    dbapi_conn.isolation_level = None  # we say BEGIN ourselves (see _sqlite_begin)
+    dbapi_conn.isolation_level = None  # we say BEGIN ourselves (see locking.sqlite_begin)
     dbapi_conn.execute("PRAGMA foreign_keys = ON")
-
-
-def _sqlite_begin(conn: Connection) -> None:
-    conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def use_wal(engine: Engine) -> None:
     """Readers see the last committed publish while the next is written (SQLite only; a
-    server does this by itself). Persistent in the file; set outside any transaction (on the
-    driver's connection), and only on a database known to be ingest's or new."""
+    server does this by itself). Persistent in the file, so set once; outside any
+    transaction (on the driver's connection)."""
     if engine.dialect.name != "sqlite":
         return
     raw = engine.raw_connection()
     try:
-        raw.driver_connection.execute("PRAGMA journal_mode = WAL")  # type: ignore[union-attr]
+        driver: Any = raw.driver_connection
+        if driver.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            driver.execute("PRAGMA journal_mode = WAL")
     finally:
         raw.close()
 
@@ -104,7 +107,7 @@ def one_line_errors(url: URL) -> Iterator[None]:
         yield
     except exc.DBAPIError as e:
         raise PublishError(f"database {shown(url)}: {first_lines(e.orig)}") from e
-    except exc.SQLAlchemyError as e:
+    except (exc.SQLAlchemyError, sqlite3.Error, psycopg.Error) as e:
         raise PublishError(f"database {shown(url)}: {first_lines(e)}") from e
 
 

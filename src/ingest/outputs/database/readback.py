@@ -2,12 +2,13 @@
 
 Used to name the fields a publish changes (``changes.fields``): the old record is rebuilt
 from its rows in the shape of its line in the folder (an item's topics in slug order, as
-``items.jsonl`` has them). ``sources`` are left out: they never make a change on their own.
+``items.jsonl`` has them: by code point, sorted here, whatever the database's collation
+would make of ``ORDER BY slug``). ``sources`` are left out: they never make a change on
+their own.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -31,10 +32,12 @@ def old_items(conn: Connection, ids: Iterable[str]) -> dict[str, Record]:
     for part in chunks(sorted(ids)):
         for row in _rows(conn, t.items, t.items.c.id, part):
             out[row["id"]] = _item(row)
-        for row in _rows(conn, t.item_topics, t.item_topics.c.item_id, part, "slug"):
+        for row in _rows(conn, t.item_topics, t.item_topics.c.item_id, part):
             out[row["item_id"]]["topics"].append(_membership(row))
         for row in _rows(conn, t.related, t.related.c.item_id, part, "position"):
             out[row["item_id"]]["related"].append(row["related_id"])
+    for record in out.values():
+        record["topics"].sort(key=lambda m: m["slug"])
     return out
 
 
@@ -52,7 +55,7 @@ def _rows(
     conn: Connection, table: Table, key: Any, part: Sequence[str], order: str | None = None
 ) -> Iterator[Record]:
     query = select(table).where(key.in_(part))
-    if order is not None:
+    if order is not None:  # a number: no collation involved
         query = query.order_by(key, table.c[order])
     for row in conn.execute(query).mappings():
         yield dict(row)
@@ -84,6 +87,6 @@ def _topic(row: Record) -> Record:
         site = {"name": row["site_name"], "url": row["site_url"]}
     declared = None
     if row["declared_levels"] is not None:
-        declared = {"count": row["declared_count"], "levels": json.loads(row["declared_levels"])}
+        declared = {"count": row["declared_count"], "levels": row["declared_levels"]}
     keep = ("slug", "name", "description", "category", "url", "notice", "order_note")
     return {**{k: row[k] for k in keep}, "site": site, "declared": declared, "items": []}

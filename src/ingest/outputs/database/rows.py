@@ -8,15 +8,24 @@ in the folder, so two publishes of one record give one digest, and any change to
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import msgspec
 from msgspec import structs
 
-from ...records.output import Item, Source, Topic
+from ...records.output import Item, ItemTopic, Source, Topic
 
 Row = dict[str, Any]
+
+
+class Links(msgspec.Struct, frozen=True):
+    """What an item's ``item_topics`` and ``related`` rows need of its line (the rest of
+    the line is skipped, not parsed)."""
+
+    id: str
+    topics: list[ItemTopic]
+    related: list[str]
 
 
 def digest(line: bytes) -> str:
@@ -57,29 +66,25 @@ def topic_row(topic: Topic, line_digest: str) -> Row:
         "notice": topic.notice,
         "order_note": topic.order_note,
         "declared_count": declared.count if declared else None,
-        "declared_levels": _json(declared.levels) if declared else None,
+        "declared_levels": dict(declared.levels) if declared else None,
         "digest": line_digest,
     }
 
 
-def item_topic_rows(item: Item, positions: dict[tuple[str, str], int]) -> Iterator[Row]:
-    """``positions``: (slug, item id) → the item's index in the topic's ``items``."""
+def item_topic_rows(item: Item | Links, position: Callable[[str], int]) -> Iterator[Row]:
+    """``position(slug)``: the item's index in that topic's ``items``."""
     for t in item.topics:
         yield {
             "item_id": item.id,
             "slug": t.slug,
-            "position": positions[(t.slug, item.id)],
+            "position": position(t.slug),
             "rank": t.rank,
             "level": t.level,
             "level_label": t.level_label,
         }
 
 
-def topic_positions(topics: Iterable[Topic]) -> dict[tuple[str, str], int]:
-    return {(t.slug, item_id): n for t in topics for n, item_id in enumerate(t.items)}
-
-
-def related_rows(item: Item) -> Iterator[Row]:
+def related_rows(item: Item | Links) -> Iterator[Row]:
     for n, other in enumerate(item.related):
         yield {"item_id": item.id, "position": n, "related_id": other}
 
@@ -88,7 +93,3 @@ def source_rows(key: str, value: str, found: list[Source]) -> Iterator[Row]:
     """Rows of ``sources`` (key ``item_id``) or ``topic_sources`` (key ``slug``)."""
     for n, s in enumerate(found):
         yield {key: value, "position": n, **structs.asdict(s)}
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

@@ -1,92 +1,131 @@
-"""The change set a publish applies, derived from the database itself, and applying it.
+"""The change set a publish logs and applies, in passes over the folder that each hold one
+batch of records at a time.
 
-The database's ``digest`` per item and topic is compared with the folder's: new keys are
-added, missing ones removed, different digests changed. This is right however many runs
-the database lags behind the folder, and equals the folder's ``changes.jsonl`` when the
-database holds the previous publish. Rows of a changed record are updated in place and
-its list rows (topics, related, sources) replaced; nothing is dropped and recreated.
+The log first, while the database still holds the old rows: each changed record is
+rebuilt from its rows (``readback``) and compared with its line, field by field, as
+``changes.jsonl`` is made; a record whose only difference is its sources is rewritten but
+logs no change. Then the writes: the rows of changed and removed records go (children
+first), topics are written, then items with their sources and search rows, then — every
+item row being there — ``related`` and ``item_topics``. Rows of a changed record are
+updated in place and its list rows replaced; nothing is dropped and recreated. A topic's
+positions belong to it, an item's rank and level to the item: membership rows go when
+either side changes.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from sqlalchemy import bindparam, delete, select, update
+from msgspec import structs
+from sqlalchemy import bindparam, delete, update
 from sqlalchemy.engine import Connection
 
-from ...records.output import Change, Item, Topic
-from ...state.changes import Records, diff
-from . import readback
+from ...records.output import Change, ChangeCounts, Item, OpCounts, Topic
+from ...records.serial import to_builtins
+from ...state.changes import changed_fields
+from ..published import Published
+from . import readback, search
 from . import rows as r
 from . import tables as t
+from .checks import Checked
+from .delta import Delta
+
+#: Records per batch: rows are written (and old records read back) a batch at a time.
+BATCH = 250
+T = TypeVar("T")
 
 
-@dataclass(slots=True)
-class Delta:
-    """Keys to insert, update and delete in one table."""
-
-    added: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-
-    def __bool__(self) -> bool:
-        return bool(self.added or self.changed or self.removed)
+def changed_log(conn: Connection, pub: Published, items: Delta, topics: Delta) -> list[Change]:
+    """The ``changed`` entries: records whose fields (sources aside) differ."""
+    log = _changed(conn, pub, "topic", topics.changed_lines, readback.old_topics)
+    return log + _changed(conn, pub, "item", items.changed_lines, readback.old_items)
 
 
-def delta(before: Mapping[str, str], after: Mapping[str, str]) -> Delta:
-    """``before`` / ``after``: key → digest."""
-    return Delta(
-        added=sorted(after.keys() - before.keys()),
-        changed=sorted(k for k in after.keys() & before.keys() if before[k] != after[k]),
-        removed=sorted(before.keys() - after.keys()),
-    )
-
-
-def stored_digests(conn: Connection) -> tuple[dict[str, str], dict[str, str]]:
-    """(item id → digest, topic slug → digest) as the database holds them."""
-    items = dict(conn.execute(select(t.items.c.id, t.items.c.digest)).all())
-    topics = dict(conn.execute(select(t.topics.c.slug, t.topics.c.digest)).all())
-    return items, topics
-
-
-@dataclass(slots=True)
-class Folder:
-    """A run's records with their lines in the folder and the lines' digests, keyed."""
-
-    items: dict[str, Item]
-    topics: dict[str, Topic]
-    item_lines: dict[str, bytes]
-    topic_lines: dict[str, bytes]
-    item_digests: dict[str, str]
-    topic_digests: dict[str, str]
-    merged: dict[str, str]  # old id → the id it was merged into, from changes.jsonl
-
-
-def change_log(conn: Connection, folder: Folder, items: Delta, topics: Delta) -> list[Change]:
-    """The changes the database sees, as ``changes.jsonl`` lines sorted by (entity, op, id).
-    A row whose only difference is its sources is rewritten but logs no change."""
-    old_i = readback.old_items(conn, items.changed)
-    old_t = readback.old_topics(conn, topics.changed)
-    log = _diff("item", items, old_i, folder.item_lines, folder.merged)
-    log += _diff("topic", topics, old_t, folder.topic_lines, {})
-    return sorted(log, key=lambda c: (c.entity, c.op, c.id))
-
-
-def _diff(
-    entity: Literal["item", "topic"],
-    d: Delta,
-    old: Mapping[str, Any],
-    lines: Mapping[str, bytes],
-    merged: Mapping[str, str],
+def _changed(
+    conn: Connection,
+    pub: Published,
+    entity: str,
+    lines: set[int],
+    old_of: Callable[[Connection, Iterable[str]], dict[str, readback.Record]],
 ) -> list[Change]:
-    """The change set's own :func:`diff`, on what the delta touched: added and removed rows
-    need no content, changed ones are compared as the database and the folder hold them."""
-    before = {k: {} for k in d.removed} | dict(old)
-    after = {k: {} for k in d.added} | {k: json.loads(lines[k]) for k in old}
-    return diff(Records.of(before), Records.of(after), entity, merged)
+    """Each record of these lines as JSON (sources aside), beside its rows read back."""
+    model: type[Item | Topic] = Item if entity == "item" else Topic
+    name = "items.jsonl" if entity == "item" else "topics.jsonl"
+    wanted = pub.records(name, model, only=lines)
+    out = []
+    for batch in batches(wanted):
+        new = {_key(rec): to_builtins(structs.replace(rec, sources=[])) for *_, rec in batch}
+        old = old_of(conn, list(new))
+        for key, record in new.items():
+            fields = changed_fields(old[key], record)
+            if fields:
+                out.append(Change(entity, "changed", key, fields, None))  # type: ignore[arg-type]
+    return out
+
+
+def _key(record: Item | Topic) -> str:
+    return record.id if isinstance(record, Item) else record.slug
+
+
+def counts(items: Delta, topics: Delta, merged: dict[str, str], log: list[Change]) -> ChangeCounts:
+    def of(entity: str, d: Delta, into: dict[str, str]) -> OpCounts:
+        gone_into = sum(1 for k in d.removed if k in into)
+        return OpCounts(
+            added=len(d.added),
+            changed=sum(1 for c in log if c.entity == entity),
+            removed=len(d.removed) - gone_into,
+            merged=gone_into,
+        )
+
+    return ChangeCounts(items=of("item", items, merged), topics=of("topic", topics, {}))
+
+
+def write_log(
+    conn: Connection,
+    publish_id: int,
+    items: Delta,
+    topics: Delta,
+    merged: dict[str, str],
+    log: list[Change],
+) -> None:
+    """The ``changes`` rows of this publish, as ``changes.jsonl`` lines."""
+    rows = _log_rows(publish_id, items, topics, merged, log)
+    for batch in batches(rows, BATCH * 4):
+        conn.execute(t.changes.insert(), batch)
+
+
+def _log_rows(
+    publish_id: int, items: Delta, topics: Delta, merged: dict[str, str], log: list[Change]
+) -> Iterator[r.Row]:
+    for entity, d, into in (("item", items, merged), ("topic", topics, {})):
+        for key in d.added:
+            yield _change(publish_id, entity, "added", key)
+        for key in d.removed:
+            target = into.get(key)
+            op = "merged" if target is not None else "removed"
+            yield _change(publish_id, entity, op, key, into=target)
+    for c in log:
+        yield _change(publish_id, c.entity, "changed", c.id, c.fields)
+
+
+def _change(
+    publish_id: int,
+    entity: str,
+    op: str,
+    key: str,
+    fields: list[str] | None = None,
+    into: str | None = None,
+) -> r.Row:
+    return {
+        "publish_id": publish_id,
+        "entity": entity,
+        "id": key,
+        "op": op,
+        "fields": fields or [],
+        "into_id": into,
+    }
 
 
 @dataclass(slots=True)
@@ -99,8 +138,7 @@ class Writes:
     deleted: int = 0
 
     def insert(self, table: Any, rows: Iterable[r.Row]) -> None:
-        batch = list(rows)
-        if batch:
+        for batch in batches(rows, BATCH * 4):
             self.conn.execute(table.insert(), batch)
             self.inserted += len(batch)
 
@@ -117,10 +155,14 @@ class Writes:
             self.deleted += self.conn.execute(delete(table).where(key.in_(part))).rowcount
 
 
-def apply(conn: Connection, folder: Folder, items: Delta, topics: Delta) -> Writes:
-    """Delete the rows of removed and changed records (children first), then write the
-    rows of added and changed ones (parents first). A topic's positions belong to it, an
-    item's rank and level to the item: membership rows go when either side changes."""
+def apply(
+    conn: Connection,
+    pub: Published,
+    checked: Checked,
+    items: Delta,
+    topics: Delta,
+    found: search.Search,
+) -> Writes:
     w = Writes(conn)
     gone_items = items.changed + items.removed
     gone_topics = topics.changed + topics.removed
@@ -129,47 +171,72 @@ def apply(conn: Connection, folder: Folder, items: Delta, topics: Delta) -> Writ
     w.delete(t.topic_sources, t.topic_sources.c.slug, gone_topics)
     w.delete(t.item_topics, t.item_topics.c.item_id, gone_items)
     w.delete(t.item_topics, t.item_topics.c.slug, gone_topics)
+    search.forget(conn, found, gone_items)
     w.delete(t.items, t.items.c.id, items.removed)
     w.delete(t.topics, t.topics.c.slug, topics.removed)
-    _write_topics(w, folder, topics)
-    _write_items(w, folder, items)
-    w.insert(t.item_topics, _memberships(folder, items, topics))
+    _write_topics(w, pub, topics)
+    _write_items(w, pub, items, found)
+    _write_links(w, pub, checked, items, topics)
     return w
 
 
-def _memberships(folder: Folder, items: Delta, topics: Delta) -> list[r.Row]:
-    """The membership rows to write: every row of an added or changed item or topic."""
-    touched = set(items.added) | set(items.changed)
-    for slug in topics.added + topics.changed:
-        touched.update(folder.topics[slug].items)
-    positions = r.topic_positions(folder.topics.values())
-    wanted = {*topics.added, *topics.changed}
-    fresh = {*items.added, *items.changed}
-    out = []
-    for item_id in sorted(touched):
-        rows = r.item_topic_rows(folder.items[item_id], positions)
-        out += [row for row in rows if item_id in fresh or row["slug"] in wanted]
-    return out
+def _write_topics(w: Writes, pub: Published, d: Delta) -> None:
+    fresh = pub.records("topics.jsonl", Topic, only=d.fresh_lines)
+    for batch in batches(fresh):
+        new = [r.topic_row(tp, r.digest(line)) for n, line, tp in batch if n in d.added_lines]
+        old = [r.topic_row(tp, r.digest(line)) for n, line, tp in batch if n in d.changed_lines]
+        w.insert(t.topics, new)
+        w.update(t.topics, "slug", old)
+        w.insert(t.topic_sources, (x for *_, tp in batch for x in _sources(tp)))
 
 
-def _write_topics(w: Writes, folder: Folder, d: Delta) -> None:
-    def row(slug: str) -> r.Row:
-        return r.topic_row(folder.topics[slug], folder.topic_digests[slug])
+def _write_items(w: Writes, pub: Published, d: Delta, found: search.Search) -> None:
+    fresh = pub.records("items.jsonl", Item, only=d.fresh_lines)
+    for batch in batches(fresh):
+        new = [r.item_row(i, r.digest(line)) for n, line, i in batch if n in d.added_lines]
+        old = [r.item_row(i, r.digest(line)) for n, line, i in batch if n in d.changed_lines]
+        w.insert(t.items, new)
+        w.update(t.items, "id", old)
+        w.insert(t.sources, (x for *_, i in batch for x in _sources(i)))
+        search.index(w.conn, found, [i.id for *_, i in batch])
 
-    w.insert(t.topics, [row(k) for k in d.added])
-    w.update(t.topics, "slug", [row(k) for k in d.changed])
-    fresh = [folder.topics[k] for k in d.added + d.changed]
-    w.insert(
-        t.topic_sources, [x for tp in fresh for x in r.source_rows("slug", tp.slug, tp.sources)]
-    )
+
+def _write_links(w: Writes, pub: Published, checked: Checked, items: Delta, topics: Delta) -> None:
+    """``related`` and ``item_topics`` rows of added and changed items, and the membership
+    rows of added and changed topics."""
+    slugs = {*topics.added, *topics.changed}
+    members = {n for slug in slugs for n in checked.members[slug]}
+    fresh = items.fresh_lines
+    for batch in batches(pub.records("items.jsonl", r.Links, only=fresh | members)):
+        related: list[r.Row] = []
+        memberships: list[r.Row] = []
+        for n, _, item in batch:
+
+            def position(slug: str, n: int = n) -> int:
+                return checked.members[slug].index(n)
+
+            rows = r.item_topic_rows(item, position)
+            if n in fresh:
+                related += r.related_rows(item)
+                memberships += rows
+            else:
+                memberships += [row for row in rows if row["slug"] in slugs]
+        w.insert(t.related, related)
+        w.insert(t.item_topics, memberships)
 
 
-def _write_items(w: Writes, folder: Folder, d: Delta) -> None:
-    def row(item_id: str) -> r.Row:
-        return r.item_row(folder.items[item_id], folder.item_digests[item_id])
+def _sources(record: Item | Topic) -> Iterator[r.Row]:
+    if isinstance(record, Item):
+        return r.source_rows("item_id", record.id, record.sources)
+    return r.source_rows("slug", record.slug, record.sources)
 
-    w.insert(t.items, [row(k) for k in d.added])
-    w.update(t.items, "id", [row(k) for k in d.changed])
-    fresh = [folder.items[k] for k in d.added + d.changed]
-    w.insert(t.related, [x for item in fresh for x in r.related_rows(item)])
-    w.insert(t.sources, [x for i in fresh for x in r.source_rows("item_id", i.id, i.sources)])
+
+def batches(values: Iterable[T], size: int = BATCH) -> Iterator[list[T]]:
+    batch: list[T] = []
+    for value in values:
+        batch.append(value)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

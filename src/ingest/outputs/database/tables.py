@@ -1,4 +1,4 @@
-"""The database a site reads: tables, keys and indexes (database schema version 2).
+"""The database a site reads: tables, keys and indexes (database schema version 3).
 
 ``items``, ``topics``: one row per record, its scalar fields as columns, plus ``digest``
 (sha256 of the record's line in the folder) to tell what a publish changes. ``item_topics``,
@@ -6,7 +6,8 @@
 entry, with its position in the list. ``publishes``: one row per publish applied;
 ``changes``: what each publish changed, as ``changes.jsonl`` lines. ``ingest_meta`` marks the
 database as ingest's and holds its schema version. The column types are portable: one
-definition creates the SQLite and the PostgreSQL database.
+definition creates the SQLite and the PostgreSQL database (``columns``: JSON and
+timestamps, typed in each). The search over items (``search``) lives beside these tables.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from sqlalchemy import (
     BigInteger,
     Column,
     Date,
-    DateTime,
     ForeignKey,
     Index,
     Integer,
@@ -24,8 +24,10 @@ from sqlalchemy import (
     Text,
 )
 
+from .columns import Json, Timestamp, json_check, timestamp_check
+
 #: Version of the database's tables (not of the folder's contract, SCHEMA_VERSION).
-DB_SCHEMA_VERSION = 2
+DB_SCHEMA_VERSION = 3
 #: ``ingest_meta``'s ``application`` row: the mark that ingest made this database.
 APPLICATION = "ingest"
 
@@ -71,8 +73,9 @@ topics = Table(
     Column("notice", Text),
     Column("order_note", Text),
     Column("declared_count", Integer),
-    Column("declared_levels", Text, comment="JSON object level → count; null: none declared"),
+    Column("declared_levels", Json, comment="JSON object level → count; null: none declared"),
     Column("digest", Text, nullable=False),
+    json_check("declared_levels"),
 )
 
 item_topics = Table(
@@ -127,7 +130,7 @@ publishes = Table(
     "publishes",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("published_at", DateTime(timezone=True), nullable=False, comment="UTC"),
+    Column("published_at", Timestamp, nullable=False, comment="UTC, with its offset"),
     Column("sequence", Integer, nullable=False, comment="report.json run.sequence"),
     Column("mode", Text, nullable=False),
     Column("crawled_at", Date),
@@ -142,6 +145,7 @@ publishes = Table(
         for op in ("added", "changed", "removed", "merged")
     ),
     Column("digest", Text, nullable=False, comment="sha256 of the files' sha256sum lines"),
+    timestamp_check("published_at"),
 )
 
 changes = Table(
@@ -151,6 +155,7 @@ changes = Table(
     Column("entity", Text, primary_key=True),
     Column("id", Text, primary_key=True),
     Column("op", Text, nullable=False),
-    Column("fields", Text, nullable=False, comment="JSON array of the changed fields"),
+    Column("fields", Json, nullable=False, comment="JSON array of the changed fields"),
     Column("into_id", Text, comment="the surviving id, for op 'merged'"),
+    json_check("fields"),
 )

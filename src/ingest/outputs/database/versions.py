@@ -1,23 +1,20 @@
 """Is this ingest's database, and of which version: refuse, create, or migrate.
 
-``ingest_meta`` holds ``application = ingest`` and ``schema_version``. An empty database is
-created at :data:`DB_SCHEMA_VERSION`; an older one is migrated step by step inside the
-publish's transaction (a failed publish leaves it at its old version); a newer one, or a
-database with other tables and no ``ingest_meta``, is refused before anything is written.
-
-Versions: 1 — the tables for schema 1.0 records (no ``published_estimate``, no change log);
-2 — ``items.published_earliest`` / ``published_latest`` and the ``changes`` table.
+``ingest_meta`` holds ``application = ingest`` and ``schema_version``. Read under the
+publish lock (``locking``), in the publish's transaction: an empty database is created at
+:data:`DB_SCHEMA_VERSION`; an older one is migrated step by step (``migrations``; a failed
+publish leaves it at its old version); a newer one, or a database with other tables and no
+``ingest_meta``, is refused before anything is written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from sqlalchemy import Column, Date, Table, inspect, select, update
+from sqlalchemy import inspect, select, update
 from sqlalchemy.engine import Connection
 
 from ...errors import UsageError
 from . import tables as t
+from .migrations import MIGRATIONS
 from .tables import APPLICATION, DB_SCHEMA_VERSION
 
 _SHOW_TABLES = 5
@@ -62,12 +59,6 @@ def required_tables(version: int) -> list[str]:
     return [n for n in names if version >= 2 or n != t.changes.name]
 
 
-def lock(conn: Connection) -> None:
-    """Take the publish lock: the ``ingest_meta`` rows, until the transaction ends (on
-    SQLite, ``BEGIN IMMEDIATE`` already holds the write lock, and FOR UPDATE is omitted)."""
-    conn.execute(select(t.meta.c.key).with_for_update()).all()
-
-
 def create(conn: Connection) -> None:
     t.metadata.create_all(conn)
     conn.execute(
@@ -87,23 +78,3 @@ def migrate(conn: Connection, version: int) -> int:
         mark = t.meta.c.key == "schema_version"
         conn.execute(update(t.meta).where(mark).values(value=str(DB_SCHEMA_VERSION)))
     return version
-
-
-def _v1_to_v2(conn: Connection) -> None:
-    """Add the published_estimate dates and the change log. The digests of version 1 hashed
-    the 1.0 lines, so they are cleared: the next publish rewrites every row (filling the new
-    columns) and logs only the fields that really differ."""
-    _add_column(conn, t.items, Column("published_earliest", Date))
-    _add_column(conn, t.items, Column("published_latest", Date))
-    t.changes.create(conn)
-    conn.execute(update(t.items).values(digest=""))
-
-
-def _add_column(conn: Connection, table: Table, column: Column[object]) -> None:
-    kind = column.type.compile(dialect=conn.dialect)
-    quote = conn.dialect.identifier_preparer.quote
-    conn.exec_driver_sql(f"ALTER TABLE {quote(table.name)} ADD COLUMN {quote(column.name)} {kind}")
-
-
-#: version → the step that brings a database of that version to the next.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _v1_to_v2}
