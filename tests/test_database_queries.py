@@ -76,7 +76,11 @@ def doc_queries() -> list[Query]:
 def readme_queries() -> list[Query]:
     """The SQL of the README's database section, fenced or indented."""
     readme = (ROOT / "README.md").read_text("utf-8")
-    section = readme.split("### The database sites read", 1)[1].split("\n### ", 1)[0]
+    heading = re.search(r"^(#+) The database sites read\n", readme, re.M)
+    assert heading is not None, "the README has no section 'The database sites read'"
+    rest = readme[heading.end() :]
+    end = re.search(rf"^#{{1,{len(heading.group(1))}}} ", rest, re.M)
+    section = rest if end is None else rest[: end.start()]
     fenced = re.findall(r"```sql\n(.*?)```", section, re.S)
     indented = re.findall(r"\n\n((?:    .*\n)+)", section)
     blocks = fenced + [re.sub(r"^    ", "", b, flags=re.M) for b in indented]
