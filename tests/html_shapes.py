@@ -15,7 +15,9 @@ page's markup may vary without changing what a browser shows:
 * layout around the content: a ``main`` (or ``role="main"``) or none, a site header with a
   search form, a table of contents (an ``aside`` or a ``nav`` of links to the page's own
   sections, beside or inside the content), breadcrumbs, a site footer, a cookie banner;
-* noise that shows nothing: comments, scripts, hidden elements;
+* noise: comments, scripts and hidden elements that show nothing, rules (``hr``) between
+  the parts of a topic list or an item page, and a card's buttons (``收藏``) after its
+  summary;
 * attributes (classes, ``data-*``, ``lang``, ``style``; quoted, single-quoted, bare),
   character references, and white space (indentation, line breaks inside text, spaces
   around inline elements).
@@ -36,6 +38,7 @@ CARDS = ("li", "div", "article", "section", "a")
 TITLES = ("h", "div", "p", "br")
 LISTINGS = ("inline", "li", "article", "div", "section")
 WRAPPERS = ("main", "header", "toc", "breadcrumbs", "footer", "cookie", "noise")
+_BUTTONS = '<div class="actions"><button type="button">收藏</button></div>'
 _REFERENCES = {"（": "&#xFF08;", "）": "&#65289;", "·": "&middot;", "“": "&ldquo;"}
 
 
@@ -68,6 +71,7 @@ class Shape:
     listing: str = "inline"  # a topic page's listing: "inline" or a card inside its li
     wrappers: frozenset[str] = frozenset()
     indent: bool = False
+    buttons: bool = False  # a card's buttons after its summary
     originals: dict[str, int] = field(default_factory=dict)
     count: int = 0
 
@@ -76,7 +80,7 @@ class Shape:
         return (
             f"shift={self.shift} skip={self.skip} card={self.card} title={self.title} "
             f"listing={self.listing} wrappers={','.join(sorted(self.wrappers))} "
-            f"indent={self.indent} {chinese}"
+            f"indent={self.indent} buttons={self.buttons} {chinese}"
         )
 
     def h(self, level: int) -> str:
@@ -138,6 +142,7 @@ def draw(seed: int, **fixed: Any) -> Pages:
         wrappers=frozenset(w for w in WRAPPERS if rng.random() < 0.6),
         indent=rng.random() < 0.5,
     )
+    shape.buttons = "noise" in shape.wrappers and rng.random() < 0.5
     for name, value in fixed.items():
         setattr(shape, name, value)
     topic, topic_list, item = _seeds()
@@ -295,13 +300,15 @@ def _source(source: str) -> str:
 def _listing(s: Shape, x: Any) -> str:
     title = f'<a href="">{html.escape(x.title)}</a>'
     meta = s.text(f"（{x.kind} · {x.level}）")
+    buttons = _BUTTONS if s.buttons else ""
     if s.listing == "inline":
-        return s.el(
-            "li", f'{title}<span class="meta">{meta}</span>：<span>{s.text(x.summary)}</span>'
-        )
+        summary = f"<span>{s.text(x.summary)}</span>{buttons}"
+        return s.el("li", f'{title}<span class="meta">{meta}</span>：{summary}')
     heading = s.el(s.h(3) if s.title == "h" else s.rng.choice(("div", "p")), title)
     gap = s.rng.choice(("", " ", "\n"))
-    card = s.join([heading, f"{gap}<span>{meta}{gap}：</span>", s.el("p", s.text(x.summary))])
+    card = s.join(
+        [heading, f"{gap}<span>{meta}{gap}：</span>", s.el("p", s.text(x.summary)), buttons]
+    )
     return s.el("li", card if s.listing == "li" else s.el(s.listing, card))
 
 
@@ -310,7 +317,8 @@ def _topic_list_body(s: Shape, t: Any) -> list[str]:
     desc = s.el(s.h(1) if s.title == "h" else "p", s.text(t.description))
     head = s.el(s.rng.choice(("header", "section", "div")), s.join([desc, s.el("p", stats)]))
     cards = [_card(s, [e.title] if e.title is not None else [], e.summary, 2) for e in t.entries]
-    return [s.el("article", s.join([head, _cards(s, cards)]))]
+    rule = ["<hr>"] if s.rng.random() < 0.3 else []
+    return [s.el("article", s.join([head, *rule, _cards(s, cards)]))]
 
 
 def _item_page_body(s: Shape, item: Any, main: Entry, related: list[Entry]) -> list[str]:
@@ -330,7 +338,8 @@ def _item_page_body(s: Shape, item: Any, main: Entry, related: list[Entry]) -> l
     heading = s.el(tag, s.text(item.heading), ' id="s1"' + s.attrs())
     cards = [_card(s, [e.zh, *([e.shown] if e.shown else [])], e.summary, 3) for e in related]
     box = s.rng.choice(("section", "aside", "div"))
-    return [s.el("article", s.join(own)), s.el(box, s.join([heading, _cards(s, cards)]))]
+    rule = ["<hr>"] if s.rng.random() < 0.3 else []  # a rule between the parts: no text
+    return [s.el("article", s.join(own)), *rule, s.el(box, s.join([heading, _cards(s, cards)]))]
 
 
 def _card(s: Shape, titles: list[str], summary: str, level: int) -> str:
@@ -344,6 +353,7 @@ def _card(s: Shape, titles: list[str], summary: str, level: int) -> str:
             tag = (s.h(level) if s.title == "h" else s.title) if n == 0 else "div"
             parts.append(s.el(tag if n == 0 else s.rng.choice(("div", "p")), s.text(t)))
         inner = s.join([*parts, s.el("p", s.text(summary))])
+    inner += _BUTTONS if s.buttons else ""
     if s.card == "li":
         linked = s.rng.random() < 0.3
         return s.el("li", s.el("a", inner, ' href="/r"') if linked else inner)

@@ -209,6 +209,12 @@ RULES = [
         id="ol-item-is-one-line",
     ),
     pytest.param(
+        '<main><ol><li><a href="">t</a>（博客 · 入门）：<p>一句。</p><div>收藏</div></li>'
+        "<li><h3><a>问？</a></h3><p>二句！</p><p>三</p></li></ol></main>",
+        "1. [t]()（博客 · 入门）： 一句。\n收藏\n2. [问？]() 二句！\n三",
+        id="ol-item-one-line-up-to-its-sentence-end",
+    ),
+    pytest.param(
         "<ol><li>a</li><li>b</li></ol><ol start=7><li>c</li><li>d</li></ol>",
         "1. a\n2. b\n7. c\n8. d",
         id="ol-start",

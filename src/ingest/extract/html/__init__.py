@@ -19,10 +19,9 @@ markdown is written so:
   ``hr`` a ``---`` line;
 * ``ul > li`` becomes ``- item``, ``ol > li`` becomes ``N. item`` (``N`` from the list's
   ``start`` or the item's ``value``, counting up), an ``ol > li`` on one line however many
-  blocks it holds;
+  blocks it holds, up to the one that ends a sentence;
 * an ``a`` inside an ``ol > li`` becomes a markdown link ``[text](href)`` with ``\\ [ ] ( )``
-  escaped in the text, unless it holds blocks (a card made a link); every other ``a`` is
-  just its text.
+  escaped in the text; every other ``a`` is just its text.
 
 The plain text follows the same rules but for the marks: no heading marks, no rules, no
 links, and a list item's marker only on an item of one line (a card's lines are bare).

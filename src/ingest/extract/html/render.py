@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 from ...normalize.text import BLOCK_TAGS
-from .tree import END, START, TEXT, Attrs, Event
+from .tree import START, TEXT, Attrs, Event
 
 _BLOCK: Final = BLOCK_TAGS
 _HEADING_LEVEL: Final = {f"h{level}": level for level in range(1, 7)}
@@ -50,34 +50,19 @@ class _Link:
 
 def render_events(events: list[Event], *, links: bool = True) -> list[Line]:
     """The lines of ``events``. With ``links``, a link in an ordered list's item is written
-    ``[text](href)`` on one line; but a link that holds blocks (a card made a link: its
-    title and summary in ``div`` or ``p`` inside one ``a``) is no markdown link: its blocks
-    are lines, as a browser shows them. Without, every link is its text."""
-    cards = _links_holding_blocks(events) if links else None
+    ``[text](href)``; without, every link is its text (and a link holding blocks, a card
+    made a link, its lines)."""
     renderer = _Renderer()
-    for i, (kind, name, attrs) in enumerate(events):
+    for kind, name, attrs in events:
         if kind == TEXT:
             renderer.text(name)
+        elif name == "a" and not links:
+            continue
         elif kind == START:
-            if name != "a" or (cards is not None and i not in cards):
-                renderer.start(name, attrs)
-        elif name != "a" or links:
+            renderer.start(name, attrs)
+        else:
             renderer.end(name)
     return renderer.finish()
-
-
-def _links_holding_blocks(events: list[Event]) -> set[int]:
-    """The positions of the start events of links with a block element (``br`` aside) inside."""
-    found: set[int] = set()
-    open_links: list[int] = []
-    for i, (kind, name, _attrs) in enumerate(events):
-        if kind == START and name == "a":
-            open_links.append(i)
-        elif kind == START and open_links and name in _BLOCK and name != "br":
-            found.update(open_links)
-        elif kind == END and name == "a" and open_links:
-            open_links.pop()
-    return found
 
 
 class _Renderer:

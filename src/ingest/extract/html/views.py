@@ -7,8 +7,10 @@ not (heading levels, list or card markup), so each view writes the text as its d
 * :func:`markdown` (topic pages): headings are marked by their level among the page's
   headings (its top level ``#``, the next one down ``##``, ...), so a page whose headings
   are all a level or two deeper reads the same; an ordered list's item is one line, its
-  blocks (a card's heading, meta and summary) joined by spaces, after its number; a heading
-  inside a list item is that item's text; a rule is ``---``.
+  blocks (a card's heading, meta and summary) joined by spaces after its number, up to the
+  block that ends a sentence (what follows it in the item, a card's buttons, stays on lines
+  of its own, as a line after a finished summary in a dump); a heading inside a list item
+  is that item's text; a rule is ``---``.
 * :func:`plain` (topic lists, item pages): no heading marks and no rules; a list item keeps
   its marker (``- 分级``) only when it is a single line, so the lines of a card (a title,
   an original title, a summary) read as they do in a text dump.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..parse.base import ends_sentence
 from .render import Line
 
 
@@ -31,7 +34,11 @@ def markdown(lines: list[Line]) -> str:
         line = lines[i]
         if line.ordered:
             j = i + 1
-            while j < len(lines) and lines[j].item == line.item:
+            while (
+                j < len(lines)
+                and lines[j].item == line.item
+                and not ends_sentence(lines[j - 1].text)
+            ):
                 j += 1
             out.append(line.marker + " ".join(x.text for x in lines[i:j]))
             i = j
