@@ -162,8 +162,10 @@ def timed(cmd: list[str], tree: bool = False) -> Timed:
 
 
 def corpus_for(size: str, seed: int) -> Path:
+    """The corpus of ``size`` and ``seed`` under bench/corpus/, generated unless it is there
+    from this version of the generator."""
     folder = HERE / "corpus" / f"{size}-seed{seed}"
-    if not (folder / "expected.json").is_file():
+    if _generated_by(folder / "expected.json") != _generator_version():
         print(f"generating {size} corpus in {folder} ...", file=sys.stderr)
         subprocess.run(
             [
@@ -180,6 +182,21 @@ def corpus_for(size: str, seed: int) -> Path:
             stdout=subprocess.DEVNULL,
         )
     return folder
+
+
+def _generated_by(expected: Path) -> int | None:
+    try:
+        version = json.loads(expected.read_text(encoding="utf-8"))["generator_version"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return int(version)
+
+
+def _generator_version() -> int:
+    text = (HERE / "gen_corpus.py").read_text(encoding="utf-8")
+    found = re.search(r"^GENERATOR_VERSION = ([0-9]+)$", text, re.M)
+    assert found is not None
+    return int(found.group(1))
 
 
 class Corpus(NamedTuple):
@@ -255,11 +272,12 @@ def show(
     c: Corpus, rounds: list[tuple[Timed, Timed]], jobs: int, engine: list[str], opts: Any
 ) -> dict[str, float]:
     """Print a corpus's figures (of several rounds: each median, and the range) and check
-    the last run's counts against the corpus's."""
+    the last run's counts against the corpus's: every listing read, exactly one item per
+    resource, every topic, and no reject (every page of the corpus is valid)."""
     a, b = median_run([r[0] for r in rounds]), median_run([r[1] for r in rounds])
     report = json.loads((c.work / "ingest" / "report.json").read_text(encoding="utf-8"))
     totals = report["totals"]
-    check = {k: (totals[k], c.expected[k]) for k in ("listings", "items", "topics")}
+    check = {k: (totals[k], c.expected[k]) for k in ("listings", "items", "topics", "rejects")}
     head = f"ingest --jobs {jobs} {' '.join(engine)}".rstrip()
     if opts.cold:
         head += "; files out of the page cache before each run"

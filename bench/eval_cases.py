@@ -9,15 +9,22 @@ A case file (``tests/eval/cases/*.case``) holds cases written by hand::
       r05~b level=深入               # r05 with a reworded summary, at another level
     page FILE topic-list TAG [crlf]
       r03 notitle | swap | dup | duptitle | title=r07  # damage to the entry's lines
+      r06 zhtitle                   # a Chinese original: its Chinese title on the title line
     page FILE item-page
       main r38                      # the page's own resource, then its related reading
       related r39
+      related r06 repeat            # a Chinese original: its title again as the original's
     copy FILE OTHER                 # a byte-identical copy of OTHER under another name
 
 What an entry *is* (its resource, its page's topic) is the label; what the page *shows* is
 rendered from it, damage included: ``notitle`` drops the title line, ``swap`` puts the
 summary line before the title line, ``dup`` writes the entry twice, ``duptitle`` writes its
-title line twice, ``title=rNN`` shows another resource's title over this summary.
+title line twice, ``title=rNN`` shows another resource's title over this summary. A resource
+without an original title in the pool (``en: -``) was written in Chinese: an item page
+shows no original-title line for it, or, with ``repeat``, its Chinese title again there.
+
+A page with ``html=N`` is saved HTML in the shape ``bench/corpus_html.py`` draws from the
+number N, showing what its text dump shows (no damage but ``notitle`` on it).
 """
 
 from __future__ import annotations
@@ -25,6 +32,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from random import Random
+
+import corpus_html  # beside this module: bench/ is on the path of every user of it
 
 ROOT = Path(__file__).resolve().parent.parent
 POOL = ROOT / "tests" / "eval" / "pool.txt"
@@ -191,6 +201,8 @@ def render(case: Case, folder: Path, pool: dict[str, Resource] | None = None) ->
             texts[page.file] = _RENDER[page.kind](case, page, pool, out)
             if page.kind != "item-page":
                 out.topic_files.append(TopicFile(page.file, page.topic))
+            if "html" in page.opts:
+                texts[page.file] = _saved(case, page, pool, texts[page.file])
         text = texts[page.file]
         if "crlf" in page.opts:
             text = text.replace("\n", "\r\n")
@@ -239,6 +251,11 @@ def _topic_list(case: Case, page: PageDef, pool: dict[str, Resource], out: Rende
         r = pool[e.token]
         title = pool[e.mods["title"]].en if "title" in e.mods else r.en
         title = None if "notitle" in e.mods else title
+        if "zhtitle" in e.mods:
+            if r.en is not None:
+                raise ValueError(f"{case.name}: {e.token} has an original title of its own")
+            title = r.zh
+            out.chinese_originals.add(e.resource)
         for _ in range(2 if "dup" in e.mods else 1):
             block = [title] * (2 if "duptitle" in e.mods else 1) if title else []
             block = [r.summary, *block] if "swap" in e.mods else [*block, r.summary]
@@ -266,12 +283,54 @@ def _item_page(case: Case, page: PageDef, pool: dict[str, Resource], out: Render
             out.titles_shown.add(r.en)
         else:
             out.chinese_originals.add(e.resource)
+            lines += [r.zh] if "repeat" in e.mods else []
         lines.append(r.summary)
         spots[len(lines)] = len(out.listings)
         out.listings.append(Shown(page.file, f"line {len(lines)}", e.resource, r.zh, r.summary))
         if e.role == "main":
             lines.extend(KV.split("\n"))
     return "\n".join(lines) + "\n"
+
+
+def _saved(case: Case, page: PageDef, pool: dict[str, Resource], dump: str) -> str:
+    """The page as saved HTML in shape ``html=N``: what its dump shows, in markup."""
+    if any(set(e.mods) - {"notitle", "zhtitle", "repeat", "kind", "level"} for e in page.entries):
+        raise ValueError(f"{case.name}: {page.file}: a saved page takes no damage")
+    rng = Random(int(page.opts["html"]))
+    lines = dump.rstrip("\n").split("\n")
+    if page.kind == "topic-page":
+        t = case.topics[page.topic]
+        url = page.opts.get("url", f"https://oplearnx.com/topics/{t.slug}")
+        listings = []
+        for e in page.entries:
+            r = pool[e.token]
+            meta = f"{e.mods.get('kind', r.kind)} · {e.mods.get('level', r.level)}"
+            listings.append((r.zh, meta, r.summary))
+        head = (t.name, t.desc, "部署与推理优化", url, "推荐学习顺序")
+        notice, _, source = FOOTER.removeprefix(" --- ").partition(" 来源：")
+        return corpus_html.topic_page(rng, head, listings, (notice, "来源：" + source))
+    body = lines[2:] if page.kind == "topic-list" else lines[lines.index("推荐阅读") + 1 :]
+    entries = _entries(body)
+    if page.kind == "topic-list":
+        return corpus_html.topic_list(rng, lines[0], lines[1], entries)
+    kv = lines.index("- 分级")
+    byline = lines[0].split("··")
+    [main] = _entries(lines[1:kv])
+    facts = [x[2:] for x in lines[kv : kv + 4]]
+    return corpus_html.item_page(rng, (byline[0], byline[1]), main, facts, entries)
+
+
+def _entries(lines: list[str]) -> list[corpus_html.Entry]:
+    """Title lines and a summary (the line that ends with a full stop) each."""
+    out: list[corpus_html.Entry] = []
+    titles: list[str] = []
+    for line in lines:
+        if line.endswith("。"):
+            out.append((titles, line))
+            titles = []
+        else:
+            titles.append(line)
+    return out
 
 
 _RENDER = {"topic-page": _topic_page, "topic-list": _topic_list, "item-page": _item_page}

@@ -15,6 +15,13 @@ near-duplicate summaries (~5% of appearances reword one clause), a few distinct 
 sharing the same Chinese title, and mixed encodings (UTF-8, UTF-8 with BOM, UTF-16 with
 BOM, GB18030).  ``expected.json`` beside the dumps holds the ground-truth counts.
 
+About 8% of resources were written in Chinese: their original title is their Chinese title,
+which a topic list shows on its title line and an item page shows again on the
+original-title line or leaves out (half the time each); many such titles are long or end
+with a question mark, as a summary may. The first page of each kind and about 4% of the
+others are saved HTML (``.html``, in a shape drawn per page: see ``bench/corpus_html.py``);
+the text dump each stands for is written to ``twins/`` beside ``dumps/``, for checks.
+
 Usage::
 
     python bench/gen_corpus.py --out DIR --size 25MB [--seed 0]
@@ -37,11 +44,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from random import Random
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus_html  # beside this script
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _has_han(text: str) -> bool:
+    return _HAN.search(text) is not None
+
+
 MARKER = ".gen_corpus"
 EXPECTED = "expected.json"
 #: The dumps go into this sub-folder, so ``ingest run DIR/dumps`` sees nothing else.
 DUMPS = "dumps"
-GENERATOR_VERSION = 1
+#: The text dump each saved-HTML page of ``dumps/`` stands for, by the page's stem.
+TWINS = "twins"
+GENERATOR_VERSION = 2
 
 SITE_URL = "https://oplearnx.com"
 TOPIC_URL = SITE_URL + "/topics/"
@@ -62,6 +81,8 @@ MIN_LISTINGS, MAX_LISTINGS = 20, 60
 TOPIC_LIST_SHARE = 0.40
 ITEM_PAGE_SHARE = 0.10
 VARIANT_SHARE = 0.05
+CHINESE_SHARE = 0.08  # resources written in Chinese (their original title is Chinese)
+HTML_SHARE = 0.04  # pages saved as HTML
 MULTILINE_SHARE = 0.20
 SUMMARY_MIN, SUMMARY_MAX = 140, 400
 # Rough bytes of dumps per topic (topic page + its share of topic lists and item pages);
@@ -541,6 +562,18 @@ class Resource:
     publisher: str
     age: str
     collected: str
+    chinese: bool = False  # written in Chinese: its original title is its Chinese title
+
+    @property
+    def original(self) -> str:
+        return self.title_zh if self.chinese else self.title_en
+
+
+#: What makes a Chinese original's title long or a question, as a summary may be.
+CHINESE_TAILS = _words(
+    "：我们在生产环境里踩过的坑与完整复盘|：从原理到工程实践的一份完整记录|，真的值得投入吗？"
+    "|：一次线上事故之后我们重新设计了整个流程|——写给正在做技术选型的团队|，到底难在哪里？"
+)
 
 
 @dataclass(slots=True)
@@ -782,6 +815,8 @@ class Generator:
         self.r_vary = Random(seed * 1_000_003 + 3)
         self.r_fmt = Random(seed * 1_000_003 + 4)
         self.r_item = Random(seed * 1_000_003 + 5)
+        self.r_zh = Random(seed * 1_000_003 + 7)  # Chinese originals and how pages show them
+        self.r_html = Random(seed * 1_000_003 + 8)  # which pages are saved HTML, in what shape
 
         self.planned_topics = max(3, round(size / EST_UNIT_BYTES))
         mean_listings = (MIN_LISTINGS + MAX_LISTINGS) / 2
@@ -815,6 +850,9 @@ class Generator:
         self.bytes = 0
         self.same_title_pairs = 0
         self._enc_schedule: list[str] = []
+        self.chinese_lines = {"repeated": 0, "missing": 0}  # item-page entries shown so
+        self.chinese_shown = bytearray()  # per resource: its original title shown on a page
+        self.html_pages = {"topic_page": 0, "topic_list": 0, "item_page": 0}
 
     # ---- pool -------------------------------------------------------------------------
 
@@ -838,6 +876,17 @@ class Generator:
             src, dst = self.resources[picks[2 * i]], self.resources[picks[2 * i + 1]]
             dst.title_zh = src.title_zh
         self.same_title_pairs = pairs
+        self.chinese_shown = bytearray(n)
+        paired = set(picks)
+        for rid, res in enumerate(self.resources):
+            if rid in paired or not _has_han(res.title_zh) or self.r_zh.random() >= CHINESE_SHARE:
+                continue
+            res.chinese = True
+            if self.r_zh.random() < 0.5:
+                longer = res.title_zh + self.r_zh.choice(CHINESE_TAILS)
+                if longer not in used_zh:
+                    used_zh.add(longer)
+                    res.title_zh = longer
 
     def _new_resource(self, rng: Random, used_zh: set[str], used_en: set[str]) -> Resource:
         kind = rng.choices(range(len(KINDS)), KIND_WEIGHTS)[0]
@@ -888,9 +937,24 @@ class Generator:
             self._enc_schedule = block[::-1]
         return self._enc_schedule.pop()
 
-    def write(self, name: str, lines: Sequence[str], *, flat: bool = False) -> None:
+    def write(
+        self,
+        name: str,
+        lines: Sequence[str],
+        *,
+        flat: bool = False,
+        saved: Callable[[Random], str] | None = None,
+    ) -> None:
+        """Write a page as its text dump or, the first of its kind and now and then, as the
+        saved HTML ``saved`` makes (its dump then goes to ``twins/``)."""
         rng = self.r_fmt
-        if flat:
+        kind = {"tp": "topic_page", "tl": "topic_list", "ip": "item_page"}[name[:2]]
+        if saved is not None and (self.counts[kind] == 1 or self.r_html.random() < HTML_SHARE):
+            self.html_pages[kind] += 1
+            twin = (" " if flat else "\n").join(lines)
+            (self.out.parent / TWINS / name).write_text(twin + "\n", encoding="utf-8")
+            name, text = name.removesuffix(".txt") + ".html", saved(self.r_html)
+        elif flat:
             text = " ".join(lines)
         else:
             crlf = rng.random() < (0.4 if name.startswith("tp_") else 0.1)
@@ -921,6 +985,7 @@ class Generator:
             SECTION,
         ]
         listings = []
+        shown: list[tuple[str, str, str]] = []  # title, meta, summary: for a saved page
         for num, (rid, lev) in enumerate(zip(rids, levels, strict=True), start=1):
             res = self.resources[rid]
             summary = self.appear(rid)
@@ -928,6 +993,7 @@ class Generator:
                 f"{num}. [{md_escape(res.title_zh)}]()（{KINDS[res.kind]} · {LEVELS[lev]}）"
                 f"：{md_escape(summary)}"
             )
+            shown.append((res.title_zh, f"{KINDS[res.kind]} · {LEVELS[lev]}", summary))
             if self.topic_page_count[rid] == 0:
                 self.appeared_topic_res.append(rid)
             if self.topic_page_count[rid] < 255:
@@ -936,6 +1002,11 @@ class Generator:
         self.listing_counts["topic_page_listings"] += len(rids)
         name = f"tp_{self.counts['topic_page']:06d}.txt"
         self.counts["topic_page"] += 1
+        head = (topic.name, topic.description, topic.category, TOPIC_URL + topic.slug, SECTION[3:])
+
+        def saved(rng: Random) -> str:
+            return corpus_html.topic_page(rng, head, shown, (FOOTER_NOTICE, FOOTER_SOURCE))
+
         if multiline:
             self.multiline_topic_pages += 1
             if rng.random() < 0.5:  # markdown-style blank lines between blocks
@@ -943,10 +1014,10 @@ class Generator:
                 lines += [*listings, "", "---", "", FOOTER_NOTICE, "", FOOTER_SOURCE]
             else:
                 lines = [*header, *listings, *footer]
-            self.write(name, lines)
+            self.write(name, lines, saved=saved)
         else:
             flat = [f"{header[0]} {header[1]}", *header[2:], *listings, *footer]
-            self.write(name, flat, flat=True)
+            self.write(name, flat, flat=True, saved=saved)
 
     def topic_list(self, topic: Topic, rids: list[int], levels: list[int]) -> None:
         rng = self.r_topic
@@ -962,14 +1033,22 @@ class Generator:
         if not shown:
             shown = list(rids)
         beginners = sum(1 for lev in levels if lev == 0)
-        lines = [topic.description, f"{len(rids)} 条精选 · 入门 {beginners} · {ORDER_NOTE}"]
+        stats = f"{len(rids)} 条精选 · 入门 {beginners} · {ORDER_NOTE}"
+        lines = [topic.description, stats]
+        entries: list[corpus_html.Entry] = []
         for rid in shown:
-            lines.append(self.resources[rid].title_en)
-            lines.append(self.appear(rid))
+            res = self.resources[rid]
+            self.chinese_shown[rid] |= res.chinese
+            entries.append(([res.original], self.appear(rid)))
+            lines += [*entries[-1][0], entries[-1][1]]
         self.listing_counts["topic_list_entries"] += len(shown)
         name = f"tl_{self.counts['topic_list']:06d}.txt"
         self.counts["topic_list"] += 1
-        self.write(name, lines)
+        self.write(
+            name,
+            lines,
+            saved=lambda r: corpus_html.topic_list(r, topic.description, stats, entries),
+        )
 
     def item_page(self, rids: list[int]) -> None:
         """An item page for a resource of the topic page just written (order ``rids``)."""
@@ -1007,25 +1086,32 @@ class Generator:
                 break
             add(self.appeared_topic_res[rng.randrange(len(self.appeared_topic_res))])
         rng.shuffle(related)
-        lines = [
-            f"{res.publisher}··{res.age}",
-            res.title_zh,
-            res.title_en,
-            self.appear(main, allow_variant=False),
-            "- 分级",
-            f"- {RATINGS[main % len(RATINGS)]}",
-            "- 收录时间",
-            f"- {res.collected}",
-            "推荐阅读",
-        ]
-        for rid in related:
-            r = self.resources[rid]
-            lines += [r.title_zh, r.title_en, self.appear(rid)]
+        own = (self.titles_shown(main), self.appear(main, allow_variant=False))
+        facts = ["分级", RATINGS[main % len(RATINGS)], "收录时间", res.collected]
+        lines = [f"{res.publisher}··{res.age}", *own[0], own[1], *(f"- {f}" for f in facts)]
+        lines.append("推荐阅读")
+        entries = [(self.titles_shown(rid), self.appear(rid)) for rid in related]
+        for titles, summary in entries:
+            lines += [*titles, summary]
         self.listing_counts["item_page_main"] += 1
         self.listing_counts["related_entries"] += len(related)
         name = f"ip_{self.counts['item_page']:06d}.txt"
         self.counts["item_page"] += 1
-        self.write(name, lines)
+        byline = (res.publisher, res.age)
+        self.write(
+            name, lines, saved=lambda r: corpus_html.item_page(r, byline, own, facts, entries)
+        )
+
+    def titles_shown(self, rid: int) -> list[str]:
+        """An item-page entry's title lines: its Chinese title and its original title; a
+        Chinese original's title repeated, or left out, half the time each."""
+        res = self.resources[rid]
+        if not res.chinese:
+            return [res.title_zh, res.title_en]
+        self.chinese_shown[rid] = 1
+        how = "repeated" if self.r_zh.random() < 0.5 else "missing"
+        self.chinese_lines[how] += 1
+        return [res.title_zh] * (2 if how == "repeated" else 1)
 
     # ---- driver -----------------------------------------------------------------------
 
@@ -1072,6 +1158,13 @@ class Generator:
             "encodings": dict(self.encodings),
             "crlf_files": self.crlf_files,
             "multiline_topic_pages": self.multiline_topic_pages,
+            "rejects": 0,  # every page is valid: nothing to reject
+            "chinese_originals": sum(
+                1 for r, c in zip(self.resources, self.appearances, strict=True) if r.chinese and c
+            ),
+            "chinese_originals_shown": sum(self.chinese_shown),
+            "chinese_original_lines": dict(self.chinese_lines),
+            "html_pages": dict(self.html_pages),
         }
 
 
@@ -1154,6 +1247,7 @@ def generate(out: Path, size: int, seed: int = 0) -> dict[str, object]:
         encoding="utf-8",
     )
     (out / DUMPS).mkdir()
+    (out / TWINS).mkdir()
     expected = Generator(out / DUMPS, size, seed).run()
     tmp = out / (EXPECTED + ".tmp")
     tmp.write_text(json.dumps(expected, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

@@ -93,6 +93,19 @@ RULES = [
         "正文\n推荐阅读\n相关",
         id="related-reading-outside-main-stays",
     ),
+    pytest.param(
+        '<aside><ul><li><a href="#top">简介</a></li><li><a href="#r">推荐阅读</a></li></ul>'
+        '</aside><main><p>正文</p><nav class="page-toc"><a href=" #r">推荐阅读</a></nav>'
+        '<h2 id="r"><a href="/related">推荐阅读</a></h2><p>相关</p></main>',
+        "正文\n# 推荐阅读\n相关",
+        id="a-table-of-contents-entry-is-no-mark",
+    ),
+    pytest.param(
+        '<main><search><form><input name="q"><button>搜索</button></form></search><p>正文</p>'
+        '<form class="site-search"><button>搜索资源</button></form><div id="toc">目录</div></main>',
+        "正文",
+        id="search-and-toc-blocks",
+    ),
 ]
 
 

@@ -2,7 +2,9 @@
 
 The corpus is re-parsed here independently of the generator (its own decoding, regexes and
 grouping of listings into resources), and every count in ``expected.json`` is checked
-against what the files really contain.
+against what the files really contain; a saved-HTML page is read as the text dump it stands
+for (``twins/``). Then ``ingest run`` on the corpus must give exactly one item per resource
+and reject nothing: every page of the corpus is valid.
 """
 
 from __future__ import annotations
@@ -14,14 +16,14 @@ import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from conftest import load_script
+from conftest import load_script, run_subprocess
 
 ROOT = Path(__file__).resolve().parents[1]
 GEN = ROOT / "bench" / "gen_corpus.py"
@@ -91,7 +93,8 @@ class Listing:
     file: str
     kind: str  # topic_page / topic_list / item_main / related
     title_zh: str | None = None
-    title_en: str | None = None
+    title_en: str | None = None  # the original title shown (a Chinese original's: Chinese)
+    chinese_title: bool = False
 
 
 @dataclass
@@ -107,6 +110,8 @@ class Parsed:
     crlf_files: int = 0
     flat_topic_pages: int = 0
     escaped_titles: int = 0
+    chinese_lines: Counter[str] = field(default_factory=Counter)
+    html_pages: Counter[str] = field(default_factory=Counter)
 
 
 def parse_topic_page(name: str, text: str, p: Parsed) -> None:
@@ -147,37 +152,68 @@ def parse_topic_list(name: str, lines: list[str], p: Parsed) -> None:
     assert (len(lines) - 2) % 2 == 0 and len(lines) > 2, name
     idx = []
     for title, summary in zip(lines[2::2], lines[3::2], strict=True):
-        assert title and not HAN.search(title), f"{name}: title line {title!r}"
-        assert HAN.search(summary), f"{name}: summary line {summary!r}"
+        assert title and "。" not in title, f"{name}: title line {title!r}"
+        assert summary.endswith("。"), f"{name}: summary line {summary!r}"
         idx.append(len(p.listings))
-        p.listings.append(Listing(summary, name, "topic_list", title_en=title))
+        chinese = HAN.search(title) is not None  # a Chinese original's title line
+        p.listings.append(
+            Listing(summary, name, "topic_list", title_en=title, chinese_title=chinese)
+        )
     p.topic_lists.append((lines[0], idx, int(stats.group(1)), int(stats.group(2))))
+
+
+def item_entries(name: str, lines: list[str], p: Parsed) -> list[Listing]:
+    """Entries of title lines and a summary line (the one line that ends a sentence): a
+    Chinese title, then its original title, that title again (a Chinese original), or none."""
+    entries, titles = [], []
+    for line in lines:
+        if not line.endswith("。"):
+            titles.append(line)
+            continue
+        assert 1 <= len(titles) <= 2, f"{name}: {titles!r}"
+        zh, *original = titles
+        assert HAN.search(zh) or "/" in zh, f"{name}: {zh!r}"
+        if original and original[0] == zh and HAN.search(zh):
+            p.chinese_lines["repeated"] += 1
+        elif not original:
+            p.chinese_lines["missing"] += 1
+        else:
+            assert not HAN.search(original[0]), f"{name}: {original!r}"
+        entries.append(Listing(line, name, "related", zh, original[0] if original else zh))
+        titles = []
+    assert not titles, f"{name}: {titles!r} without a summary"
+    return entries
 
 
 def parse_item_page(name: str, lines: list[str], p: Parsed) -> None:
     assert ITEM_HEAD.match(lines[0]), f"{name}: {lines[0]!r}"
-    assert lines[4] == "- 分级" and lines[6] == "- 收录时间", name
-    assert re.fullmatch(r"- \d{4}-\d{2}-\d{2}", lines[7]) and lines[5].startswith("- "), name
-    assert lines[8] == "推荐阅读", name
-    assert (len(lines) - 9) % 3 == 0 and 3 <= (len(lines) - 9) // 3 <= 6, name
+    kv = lines.index("- 分级")
+    assert lines[kv : kv + 5 : 2] == ["- 分级", "- 收录时间", "推荐阅读"], name
+    assert re.fullmatch(r"- \d{4}-\d{2}-\d{2}", lines[kv + 3]) and lines[kv + 1][:2] == "- "
+    [main_entry] = item_entries(name, lines[1:kv], p)
     main = len(p.listings)
-    p.listings.append(Listing(lines[3], name, "item_main", title_zh=lines[1], title_en=lines[2]))
-    related = []
-    for i in range(9, len(lines), 3):
-        zh, en, summary = lines[i : i + 3]
-        assert HAN.search(zh) or "/" in zh, f"{name}: {zh!r}"
-        related.append(len(p.listings))
-        p.listings.append(Listing(summary, name, "related", title_zh=zh, title_en=en))
+    p.listings.append(replace(main_entry, kind="item_main"))
+    entries = item_entries(name, lines[kv + 5 :], p)
+    assert 3 <= len(entries) <= 6, name
+    related = list(range(len(p.listings), len(p.listings) + len(entries)))
+    p.listings += entries
     p.item_pages.append((main, related))
 
 
 def parse_corpus(folder: Path) -> Parsed:
     p = Parsed()
-    for path in sorted((folder / "dumps").glob("*.txt")):
+    for path in sorted((folder / "dumps").iterdir()):
         data = path.read_bytes()
         p.bytes += len(data)
         text, encoding = decode(data)
         p.encodings[encoding] += 1
+        if path.suffix == ".html":  # read as the text dump it stands for
+            assert text.startswith("<!DOCTYPE html>") and "</html>" in text, path.name
+            path = folder / "twins" / f"{path.stem}.txt"
+            text = path.read_text(encoding="utf-8").removesuffix("\n")
+            p.html_pages[path.name[:2]] += 1
+        else:
+            assert path.suffix == ".txt", path.name
         p.crlf_files += "\r\n" in text
         text = text.replace("\r\n", "\n")
         lines = text.rstrip("\n").split("\n")
@@ -264,7 +300,7 @@ def test_deterministic_and_regenerates_own_folder(corpus: Path, tmp_path: Path) 
             assert (corpus / name).read_bytes() == (other / name).read_bytes(), name
     different = tmp_path / "seed1"
     assert run_gen(different, seed=1).returncode == 0
-    first = Path("dumps", "tp_000000.txt")
+    first = Path("dumps", "tp_000000.html")  # the first page of each kind is saved HTML
     assert (different / first).read_bytes() != (corpus / first).read_bytes()
 
 
@@ -391,6 +427,49 @@ def test_resources_variants_and_cross_listing(
     assert only_related
     mains = [listing_group[m] for m, _r in parsed.item_pages]
     assert len(mains) == len(set(mains))
+
+
+def test_chinese_originals_and_saved_pages(parsed: Parsed, expected: dict[str, Any]) -> None:
+    assert expected["chinese_original_lines"] == dict(parsed.chinese_lines)
+    assert all(n > 0 for n in parsed.chinese_lines.values())
+    on_lists = sum(li.chinese_title for li in parsed.listings)
+    assert on_lists > 0 and expected["chinese_originals_shown"] > 0
+    by_prefix = {"topic_page": "tp", "topic_list": "tl", "item_page": "ip"}
+    assert {k: parsed.html_pages[v] for k, v in by_prefix.items()} == expected["html_pages"]
+    assert all(n > 0 for n in expected["html_pages"].values())
+    assert expected["rejects"] == 0
+
+
+def test_ingest_gives_one_item_per_resource_and_rejects_nothing(
+    corpus: Path,
+    tmp_path: Path,
+    expected: dict[str, Any],
+    groups: tuple[list[str], list[int], list[int]],
+) -> None:
+    """``ingest run`` on the corpus (its Chinese originals, its saved pages) gives exactly
+    one item per resource (each item's summary is of another resource), no reject, and
+    every Chinese original whose title a page shows with the title as its original."""
+    out = tmp_path / "out"
+    done = run_subprocess("run", str(corpus / "dumps"), "--out", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    totals = report["totals"]
+    for key in ("listings", "items", "topics", "rejects"):
+        assert totals[key] == expected[key], key
+    assert (out / "rejects.jsonl").read_bytes() == b""
+    strings, group_of, _ = groups
+    index = {s: i for i, s in enumerate(strings)}
+    items = [json.loads(x) for x in (out / "items.jsonl").read_text("utf-8").splitlines()]
+    resources = [group_of[index[i["summary_zh"]]] for i in items]
+    assert len(set(resources)) == len(items) == len(set(group_of))
+    summaries = set(strings)
+    assert not any(i["title_zh"] in summaries or i["title_original"] in summaries for i in items)
+    chinese = [i for i in items if i["original_language"] == "zh"]
+    assert all(i["title_original"] == i["title_zh"] for i in chinese)
+    assert len(chinese) == expected["chinese_originals_shown"]
+    saved = [f for f in report["files"] if f["file"].endswith(".html")]
+    assert len(saved) == sum(expected["html_pages"].values())
+    assert all(f["format"] and f["parser"] == "selectolax" for f in saved)
 
 
 def test_helpers() -> None:

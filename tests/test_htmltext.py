@@ -135,7 +135,7 @@ def test_fixtures_are_html(name: str) -> None:
 
 def test_result_is_a_frozen_dataclass() -> None:
     result = html_to_text("<p>x</p>")
-    assert result == HtmlText(text="x", parser="selectolax", warnings=())
+    assert result == HtmlText(text="x", parser="selectolax", warnings=(), plain="x")
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.text = "y"  # type: ignore[misc]
 
@@ -194,8 +194,25 @@ RULES = [
     ),
     pytest.param(
         "<h1>一 <b>级</b></h1><h2>二</h2><h3>三</h3><h4>四</h4><h6>六</h6><h2></h2><p>p</p>",
-        "# 一 级\n## 二\n### 三\n#### 四\n###### 六\np",
+        "# 一 级\n## 二\n### 三\n#### 四\n##### 六\np",  # by level among the page's
         id="headings",
+    ),
+    pytest.param(
+        "<h2>名</h2><p>d</p><h4>节</h4><h4>又</h4><h3>中</h3>",
+        "# 名\nd\n### 节\n### 又\n## 中",
+        id="heading-levels-are-relative",
+    ),
+    pytest.param(
+        '<main><ol><li><h3><a href="">t</a></h3><span>（博客 · 入门）</span>：<p>s</p></li>'
+        "<li><article><h4>u</h4><p>v</p></article></li></ol><h3>x</h3></main>",
+        "1. [t]() （博客 · 入门）： s\n2. u v\n# x",
+        id="ol-item-is-one-line",
+    ),
+    pytest.param(
+        '<main><ol><li><a href="">t</a>（博客 · 入门）：<p>一句。</p><div>收藏</div></li>'
+        "<li><h3><a>问？</a></h3><p>二句！</p><p>三</p></li></ol></main>",
+        "1. [t]()（博客 · 入门）： 一句。\n收藏\n2. [问？]() 二句！\n三",
+        id="ol-item-one-line-up-to-its-sentence-end",
     ),
     pytest.param(
         "<ol><li>a</li><li>b</li></ol><ol start=7><li>c</li><li>d</li></ol>",
@@ -283,6 +300,27 @@ RULES = [
 @pytest.mark.parametrize(("html", "expected"), RULES)
 def test_rendering_rules(convert: Convert, html: str, expected: str) -> None:
     assert convert(html).text == expected
+
+
+PLAIN_RULES = [
+    pytest.param("<h1>题</h1><h3>小</h3><p>p</p><hr><p>q</p>", "题\n小\np\nq", id="no-marks"),
+    pytest.param(
+        "<ul><li>分级</li><li><p>值得看</p></li></ul>"
+        "<ul><li><h3>t</h3><div>o</div><p>s</p></li><li><div>u</div><p>v</p></li></ul>",
+        "- 分级\n- 值得看\nt\no\ns\nu\nv",
+        id="one-line-items-keep-their-marker-cards-do-not",
+    ),
+    pytest.param(
+        '<ol><li><a href="x">t [1]</a>（博客 · 入门）：s</li></ol>',
+        "1. t [1]（博客 · 入门）：s",
+        id="links-are-text",
+    ),
+]
+
+
+@pytest.mark.parametrize(("html", "expected"), PLAIN_RULES)
+def test_plain_rendering_rules(convert: Convert, html: str, expected: str) -> None:
+    assert convert(html).plain == expected
 
 
 def test_tag_like_text_from_references_is_kept_and_reported(convert: Convert) -> None:
@@ -381,7 +419,7 @@ def test_fallback_when_selectolax_finds_no_text(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(htmltext, "LexborHTMLParser", _Empty)
     result = html_to_text("<p>x</p>")
-    assert result == HtmlText("x", "beautifulsoup", (result.warnings[0],))
+    assert result == HtmlText("x", "beautifulsoup", (result.warnings[0],), "x")
     assert "no visible text" in result.warnings[0]
 
 

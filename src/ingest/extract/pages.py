@@ -88,17 +88,34 @@ def _parse_text(result: PageResult, dec: Decoded) -> PageResult:
         rendered = _html().html_to_text(text)
         result.parser = rendered.parser
         result.warnings.extend(f"file: {w}" for w in rendered.warnings)
-        text = rendered.text
+        text, (fmt, why, marks) = _html_kind(rendered.text, rendered.plain)
         locator = Locator(text, "utf-8", 0)  # offsets now refer to the rendered text
         bad_bytes = None  # the page looks for itself
         result.warnings.append("file: HTML_INPUT: locations refer to the page's rendered text")
-    fmt, why, marks = detect(text)
+    else:
+        fmt, why, marks = detect(text)
     if fmt is None:
         result.marks = marks  # what was seen, so a layout change shows in the report
         return _file_reject(result, "UNKNOWN_FORMAT", why, text)
     result.format = fmt.value
     _PARSERS[fmt](Page(result, text, locator, bad_bytes))
     return result
+
+
+def _html_kind(markdown: str, plain: str) -> tuple[str, tuple[Format | None, str, list[str]]]:
+    """A saved page's text and kind: the page is of the kind whose dump shape its text takes
+    (a topic page's markdown, a topic list's or an item page's plain text). Neither, or
+    both: UNKNOWN_FORMAT, as a text dump that no kind, or two, claims."""
+    as_md, as_plain = detect(markdown), detect(plain)
+    claims = [(markdown, as_md)] if as_md[0] is Format.TOPIC_PAGE else []
+    if as_plain[0] in (Format.TOPIC_LIST, Format.ITEM_PAGE):
+        claims.append((plain, as_plain))
+    if len(claims) == 1:
+        return claims[0]
+    if claims:
+        kinds = " and ".join(f.value for _, (f, _, _) in claims if f is not None)
+        return markdown, (None, f"ambiguous: looks like {kinds}", as_md[2])
+    return markdown, (None, as_md[1] if as_md[1].startswith("ambiguous") else as_plain[1], as_md[2])
 
 
 def _html() -> ModuleType:

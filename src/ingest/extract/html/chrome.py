@@ -4,9 +4,10 @@ The page's content is its ``main`` element (or ``role="main"``), else its only `
 else the whole body. Removed, with their subtrees:
 
 * everything outside the content, but for the ancestors that lead to it;
-* inside it: ``nav``; elements with the ARIA role navigation, search, banner, contentinfo or
-  complementary; cookie, consent, share, social, breadcrumb and copyright bars (told by
-  their ``class``, ``id`` or ``aria-label``); ``header`` and ``footer`` that belong to the
+* inside it: ``nav`` and ``search``; elements with the ARIA role navigation, search,
+  banner, contentinfo or complementary; cookie, consent, share, social, breadcrumb,
+  copyright, search and table-of-contents (``toc``) blocks (told by their ``class``, ``id``
+  or ``aria-label``); ``header`` and ``footer`` that belong to the
   whole page (no ``article``, ``aside``, ``main``, ``nav`` or ``section`` around them: the
   site's banner and footer, not a section's own) and ``aside`` that belongs to the page or
   its ``main`` (a sidebar, not an article's or a section's aside), as HTML-AAM maps them
@@ -15,7 +16,9 @@ else the whole body. Removed, with their subtrees:
 A block that carries one of the page's own structural marks is never removed, wherever it
 is: the topic header's ``所属：`` / ``网站：``, a ``条精选`` stats line, a ``publisher··age``
 byline, ``推荐阅读`` and the footer's ``来源：`` (a site footer that holds the page's
-notice and source stays, as does a topic header in the site's ``header``).
+notice and source stays, as does a topic header in the site's ``header``). The text of a
+link to a place on the same page (``href="#…"``: a table of contents' entry) names that
+place and carries no mark.
 
 Two passes over the same tree walk, linear in the number of events: the first finds the
 content and where each element's text lies, the second drops subtrees as it streams.
@@ -35,10 +38,12 @@ from .tree import END, START, TEXT, Attrs, Event
 _PAGE_MARK: Final = re.compile(r"所属\s*[：:]|网站\s*[：:]|条精选|··|推荐阅读|来源\s*[：:]")
 _CHROME_ROLES: Final = frozenset(["navigation", "search", "banner", "contentinfo", "complementary"])
 _CHROME_NAME: Final = re.compile(
-    r"(?:^|[\s_-])(?:cookies?|consent|gdpr|share|sharing|social|breadcrumbs?|copyright)(?:$|[\s_-])",
+    r"(?:^|[\s_-])(?:cookies?|consent|gdpr|share|sharing|social|breadcrumbs?|copyright|search"
+    r"|toc)(?:$|[\s_-])",
     re.IGNORECASE,
 )
 _CHROME_LABEL: Final = re.compile(r"cookie|share|breadcrumb|分享|面包屑", re.IGNORECASE)
+_CHROME_TAGS: Final = frozenset(["nav", "search"])
 _LANDMARKS: Final = frozenset(["header", "footer"])
 _SECTIONING: Final = frozenset(["article", "aside", "main", "nav", "section"])
 _SECTIONS: Final = _SECTIONING - {"main"}  # what makes an aside a section's own
@@ -135,7 +140,7 @@ class _Stream:
             return False
         if layout.content is not None and k != layout.content and not self.in_content():
             return k not in layout.ancestors
-        if tag == "nav" or _roles(attrs) & _CHROME_ROLES:
+        if tag in _CHROME_TAGS or _roles(attrs) & _CHROME_ROLES:
             return True
         names = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
         if _CHROME_NAME.search(names) or _CHROME_LABEL.search(attrs.get("aria-label") or ""):
@@ -148,6 +153,8 @@ class _Stream:
 def _layout(events: Iterator[Event]) -> tuple[_Layout, str]:
     layout = _Layout()
     chunks: list[str] = []
+    marked: list[str] = []  # the same text, a same-page link's text blanked
+    links: list[bool] = []  # per open ``a``: does it link to a place on the same page?
     size = 0
     stack: list[int] = []
     main: tuple[int, list[int]] | None = None
@@ -156,8 +163,11 @@ def _layout(events: Iterator[Event]) -> tuple[_Layout, str]:
     for kind, name, attrs in events:
         if kind == TEXT:
             chunks.append(name)
+            marked.append(" " * len(name) if any(links) else name)
             size += len(name)
         elif kind == START:
+            if name == "a":
+                links.append((attrs.get("href") or "").lstrip().startswith("#"))
             k = len(layout.text_start)
             layout.text_start.append(size)
             layout.text_end.append(size)
@@ -169,11 +179,13 @@ def _layout(events: Iterator[Event]) -> tuple[_Layout, str]:
             stack.append(k)
         elif stack:
             layout.text_end[stack.pop()] = size
+            if name == "a" and links:
+                links.pop()
     content = main or (article if articles == 1 else None)
     if content is not None:
         layout.content, layout.ancestors = content[0], frozenset(content[1])
     text = "".join(chunks)
-    for m in _PAGE_MARK.finditer(text):
+    for m in _PAGE_MARK.finditer("".join(marked)):
         layout.mark_starts.append(m.start())
         layout.mark_ends.append(m.end())
     return layout, text

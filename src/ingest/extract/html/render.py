@@ -1,11 +1,15 @@
-"""Rendering: start/text/end events into dump-format lines (see :mod:`ingest.extract.html`)."""
+"""Rendering: start/text/end events into lines (see :mod:`ingest.extract.html`).
+
+Each line keeps what the markup said of it apart from its text: the heading it is
+(``h1``..``h6``), the list item it opens and the item it belongs to. :mod:`.views` writes
+the lines in the dump shape of a page kind.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, NamedTuple
 
 from ...normalize.text import BLOCK_TAGS
 from .tree import START, TEXT, Attrs, Event
@@ -21,6 +25,16 @@ _LEADING_INT: Final = re.compile(r"\s*([+-]?\d{1,9})")
 _URL_STRIP: Final = "".join(chr(code) for code in range(0x21))
 
 
+class Line(NamedTuple):
+    """One rendered line."""
+
+    text: str  # ``---`` for a rule
+    heading: int  # 1..6 for the first line of an h1..h6, else 0
+    marker: str  # ``- `` or ``N. `` for the first line of a list item, else ""
+    item: int  # the innermost list item it is in (in document order), -1 for none
+    ordered: bool  # that item is an ordered list's
+
+
 @dataclass(slots=True)
 class _List:
     ordered: bool
@@ -34,11 +48,16 @@ class _Link:
     nested: int = 0
 
 
-def render_events(events: Iterable[Event]) -> str:
+def render_events(events: list[Event], *, links: bool = True) -> list[Line]:
+    """The lines of ``events``. With ``links``, a link in an ordered list's item is written
+    ``[text](href)``; without, every link is its text (and a link holding blocks, a card
+    made a link, its lines)."""
     renderer = _Renderer()
     for kind, name, attrs in events:
         if kind == TEXT:
             renderer.text(name)
+        elif name == "a" and not links:
+            continue
         elif kind == START:
             renderer.start(name, attrs)
         else:
@@ -47,22 +66,24 @@ def render_events(events: Iterable[Event]) -> str:
 
 
 class _Renderer:
-    """Turns balanced start/text/end events into dump-format lines."""
+    """Turns balanced start/text/end events into lines."""
 
     def __init__(self) -> None:
-        self._lines: list[str] = []
+        self._lines: list[Line] = []
         self._buf: list[str] = []
-        self._prefix = ""
+        self._heading = 0
+        self._marker = ""
         self._lists: list[_List] = []
-        self._items: list[bool] = []  # per open li: is it an ol item?
+        self._items: list[tuple[int, bool]] = []  # per open li: its number, an ol item?
+        self._opened = 0  # list items opened so far
         self._link: _Link | None = None
         self._pre = 0
 
-    def finish(self) -> str:
+    def finish(self) -> list[Line]:
         while self._link is not None:
             self._close_link()
         self._newline()
-        return "\n".join(self._lines)
+        return self._lines
 
     def text(self, data: str) -> None:
         if not self._pre:
@@ -77,19 +98,19 @@ class _Renderer:
         if tag == "a":
             self._open_link(attrs)
             return
-        marker = self._track_open(tag, attrs)
         if tag in _BLOCK:
             self._newline()
+        marker = self._track_open(tag, attrs)
         if tag in _CELLS:
             self._put(" ")
         if self._link is not None:
             return
         if tag == "hr":
-            self._lines.append("---")
+            self._lines.append(Line("---", 0, "", *self._item()))
         elif tag in _HEADING_LEVEL:
-            self._prefix = "#" * _HEADING_LEVEL[tag] + " "
+            self._heading = _HEADING_LEVEL[tag]
         elif marker:
-            self._prefix = marker
+            self._marker = marker
 
     def end(self, tag: str) -> None:
         if tag == "a":
@@ -104,8 +125,11 @@ class _Renderer:
             self._items.pop()
         elif tag == "pre":
             self._pre = max(0, self._pre - 1)
-        if (tag == "li" or tag in _HEADING_LEVEL) and self._link is None:
-            self._prefix = ""  # an empty item or heading leaves no marker behind
+        if self._link is None:  # an empty item or heading leaves no marker behind
+            if tag == "li":
+                self._marker = ""
+            elif tag in _HEADING_LEVEL:
+                self._heading = 0
 
     def _track_open(self, tag: str, attrs: Attrs) -> str:
         """Keep the list, item and pre stacks; return the line marker an ``li`` opens."""
@@ -122,17 +146,21 @@ class _Renderer:
     def _open_item(self, attrs: Attrs) -> str:
         current = self._lists[-1] if self._lists else None
         ordered = current is not None and current.ordered
-        self._items.append(ordered)
+        self._items.append((self._opened, ordered))
+        self._opened += 1
         if current is None or not ordered:
             return "- "
         number = _int_attr(attrs, "value", current.next_number)
         current.next_number = number + 1
         return f"{number}. "
 
+    def _item(self) -> tuple[int, bool]:
+        return self._items[-1] if self._items else (-1, False)
+
     def _open_link(self, attrs: Attrs) -> None:
         if self._link is not None:
             self._link.nested += 1
-        elif self._items and self._items[-1]:
+        elif self._items and self._items[-1][1]:
             self._link = _Link(href=_clean_href(attrs.get("href")))
 
     def _close_link(self) -> None:
@@ -165,8 +193,8 @@ class _Renderer:
         line = _COLLAPSE.sub(" ", "".join(self._buf)).strip(" ")
         self._buf.clear()
         if line.strip():
-            self._lines.append(self._prefix + line)
-            self._prefix = ""
+            self._lines.append(Line(line, self._heading, self._marker, *self._item()))
+            self._heading, self._marker = 0, ""
 
 
 def _md_escape(label: str) -> str:

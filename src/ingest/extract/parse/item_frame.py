@@ -3,10 +3,10 @@
 The page starts at its ``publisher··age`` byline: the last line holding ``··`` before the
 page's first marker (a line ``- 分级``, ``- 收录时间`` or ``推荐阅读``). A page whose byline
 is gone starts at its main entry, read backwards from the key/value block: the summary
-line just before it, the original title before that when it has no Chinese, and the
-Chinese title. The key/value block is the first ``- `` line after the start (a menu
-entry ``- 首页`` aside) and what follows up to ``推荐阅读``; the related reading is
-everything after that heading.
+line just before it, the original title before that when it has no Chinese or repeats the
+Chinese title, and the Chinese title. The key/value block is the first ``- `` line after
+the start (a menu entry ``- 首页`` aside) and what follows up to ``推荐阅读``; the related
+reading is everything after that heading.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ...normalize.text import has_han
 from .base import Line
-from .lines import is_furniture, is_summary_line
+from .lines import is_furniture, is_summary_line, same_line
 
 RELATED_HEADING = "推荐阅读"
 _KV_MARKERS = frozenset(["- 分级", "- 收录时间"])
@@ -90,12 +90,13 @@ def _kv_start(texts: list[str], marker: int) -> int:
 def _entry_start(texts: list[str], kv: int) -> int:
     """Where the main entry ending just before the key/value block at ``kv`` starts, read
     backwards: its summary (site furniture after it aside), an original title without
-    Chinese, its Chinese title. When that shape is not there, the page starts at line 0."""
+    Chinese or repeating the Chinese title, its Chinese title. When that shape is not there,
+    the page starts at line 0."""
     j = _summary_before(texts, kv)
     if j is None:
         return 0
     title = j - 1
-    if title >= 1 and not has_han(texts[title]):
+    if title >= 1 and (not has_han(texts[title]) or same_line(texts[title - 1], texts[title])):
         title -= 1
     return title
 

@@ -1,10 +1,16 @@
 """Item page (plain text): one resource, its key/value block and its related reading.
 
-Layout: ``publisher··age``; Chinese title; original title (absent when the original is
-Chinese); summary; ``- key`` / ``- value`` lines; ``推荐阅读``; then related entries of
-Chinese title, original title (optional, same rule) and summary. Where the page starts
-and where its parts are is :mod:`.item_frame`'s to say; stray lines around them are
-skipped with a warning (LINES_SKIPPED), never read into an entry or a key.
+Layout: ``publisher··age``; Chinese title; original title; summary; ``- key`` / ``- value``
+lines; ``推荐阅读``; then related entries of Chinese title, original title and summary. Where
+the page starts and where its parts are is :mod:`.item_frame`'s to say; stray lines around
+them are skipped with a warning (LINES_SKIPPED), never read into an entry or a key.
+
+An entry is read by what its lines are, not by counting them. A resource written in Chinese
+shows its Chinese title again on the original-title line, or no such line: both are a
+Chinese original (``original_is_chinese``; its original title is its Chinese title). A
+summary holds a full stop (``。``) and a title never does, so a line that reads like a
+summary and holds one never starts an entry: it is rejected (MISSING_FIELD) rather than
+read as a title, and a title-shaped line followed by such a summary is the original title.
 """
 
 from __future__ import annotations
@@ -16,7 +22,14 @@ from ...normalize.text import has_han
 from ...records.internal import Listing
 from .base import MAX_LISTINGS, Line, Page, ends_sentence, split_lines
 from .item_frame import is_kv, locate
-from .lines import is_furniture, is_summary_line, split_furniture, without_furniture
+from .lines import (
+    is_full_summary,
+    is_furniture,
+    is_summary_line,
+    same_line,
+    split_furniture,
+    without_furniture,
+)
 
 _KEYS = {"分级": "rating", "收录时间": "collected_on"}
 _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
@@ -163,11 +176,13 @@ def _entry(page: Page, lines: list[Line], ordinal: int, role: str, anchor: Line)
         page.reject(first.start, where, problem[0], problem[1], raw)
         return None
     loc = f"{where} (line {first.number})"
+    title = page.field(lines[0].text, loc) or None
+    original = page.field(lines[1].text, loc) or None if len(lines) == 3 else None
     return Listing(
         prov=page.prov(first.start, where),
         ordinal=ordinal,
-        title_zh=page.field(lines[0].text, loc) or None,
-        title_original=page.field(lines[1].text, loc) or None if len(lines) == 3 else None,
+        title_zh=title,
+        title_original=original,
         original_is_chinese=len(lines) == 2,
         summary_zh=page.field(lines[-1].text, loc),
         role=role,
@@ -176,25 +191,41 @@ def _entry(page: Page, lines: list[Line], ordinal: int, role: str, anchor: Line)
 
 def _related(page: Page, lines: list[Line]) -> None:
     """Split the related reading into entries; an entry missing its summary is rejected
-    alone (its title lines), and the next entry starts where the next title does."""
+    alone (its title lines), and the next entry starts where the next title does. A
+    summary where an entry's title should be is rejected alone, never read as a title."""
     i, ordinal = 0, 0
     while i < len(lines) and ordinal < MAX_LISTINGS:
+        ordinal += 1
+        if is_full_summary(lines[i].text):
+            _untitled(page, lines[i], ordinal)
+            i += 1
+            continue
         size = _entry_size(lines, i)
         if size < 0 and i + 3 >= len(lines):
             size = i - len(lines)  # the file ends inside this entry: all of the rest is it
-        ordinal += 1
         _add_related(page, lines[i : i + abs(size)], ordinal, complete=size > 0)
         i += abs(size)
 
 
 def _entry_size(lines: list[Line], i: int) -> int:
     """Lines of the entry starting at ``lines[i]`` (its Chinese title, however much it reads
-    like prose): 2 or 3 when it ends with its summary, negative when it has none."""
-    if _summary_at(lines, i + 1):
+    like prose): 2 or 3 when it ends with its summary, negative when it has none.
+
+    The second line is the original title when it repeats the Chinese title (a Chinese
+    original), when it reads like no summary, or when it holds no full stop and a summary
+    that ends with one follows it; else, when it reads like a summary, it is the summary."""
+    if i + 1 >= len(lines):
+        return -1
+    second = lines[i + 1].text
+    if same_line(second, lines[i].text):
+        return 3 if _summary_at(lines, i + 2) else -2
+    if _summary_at(lines, i + 1) and (
+        "。" in second or i + 2 >= len(lines) or not is_full_summary(lines[i + 2].text)
+    ):
         return 2
-    if i + 1 < len(lines) and _summary_at(lines, i + 2):
+    if _summary_at(lines, i + 2):
         return 3
-    return -2 if i + 1 < len(lines) and not has_han(lines[i + 1].text) else -1
+    return -2 if not has_han(second) else -1
 
 
 def _summary_at(lines: list[Line], j: int) -> bool:
@@ -203,6 +234,16 @@ def _summary_at(lines: list[Line], j: int) -> bool:
     if j >= len(lines) or not is_summary_line(lines[j].text):
         return False
     return ends_sentence(lines[j].text) or j + 1 >= len(lines) or has_han(lines[j + 1].text)
+
+
+def _untitled(page: Page, line: Line, ordinal: int) -> None:
+    page.reject(
+        line.start,
+        f"related {ordinal}",
+        "MISSING_FIELD",
+        "a summary line where a related entry's title should be: its title lines are gone",
+        line.text,
+    )
 
 
 def _add_related(page: Page, chunk: list[Line], ordinal: int, *, complete: bool) -> None:

@@ -76,6 +76,24 @@ def _is_summary_line(s: str) -> bool:
 is_summary_line = text_memo(_is_summary_line)
 
 
+def is_full_summary(s: str) -> bool:
+    """Does this line read like a summary and hold a full stop (``。``)? A title never holds
+    one, so such a line is a summary wherever it stands, never a title.
+
+    >>> is_full_summary("试过在 3090 等显卡上做 GPU 解锁的人：对混合精度量化有区别吗？")
+    False
+    >>> is_full_summary("这是一篇社区提问帖，询问在 3090 一类显卡上解锁后是否有效。")
+    True
+    """
+    return "。" in s and is_summary_line(s)
+
+
+def same_line(a: str, b: str) -> bool:
+    """Are two lines the same text, white space aside? (A Chinese original's title shown
+    again on its original-title line.)"""
+    return a == b or a.split() == b.split()
+
+
 def is_furniture(line: str) -> bool:
     """Is this line site furniture rather than page content? (See the module docstring.)
 

@@ -3,7 +3,9 @@
 Pairs are read by what each line is, not by position alone: a line that reads like a
 Chinese summary is a summary. So a missing title line leaves its summary without a title
 (an *orphan*, joined later by its summary or rejected) instead of shifting every later
-title onto the wrong listing.
+title onto the wrong listing. The title line of a resource written in Chinese is its
+Chinese title, which may read like a summary by its length or its question mark: a line
+that holds no full stop (``。``) before a summary that does is that title.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from ...normalize.text import clean, has_han, match_key
 from ...records.internal import Listing, TopicStats
 from ...records.vocab import LEVELS
 from .base import MAX_LISTINGS, Line, Page, ends_sentence, split_lines
-from .lines import is_furniture, is_summary_line, without_furniture
+from .lines import is_full_summary, is_furniture, is_summary_line, without_furniture
 
 STATS = re.compile(r"^\s*([0-9]{1,9})\s*条精选(.*)$")
 _LEVEL_COUNT = re.compile(r"^(\S+)\s+([0-9]{1,9})$")
@@ -47,7 +49,7 @@ def parse_topic_list(page: Page) -> None:
     ordinal = 0
     while i < len(body) and ordinal < MAX_LISTINGS:
         line = body[i]
-        if is_summary_line(line.text):
+        if is_summary_line(line.text) and not _heads_summary(body, i):
             _listing(page, None, line, ordinal, orphan=True)
             ordinal += 1
             i += 1
@@ -97,6 +99,13 @@ def _no_summary(page: Page, lines: list[Line]) -> None:
     else:
         reason, message = "PAIRING_ERROR", "a title line at the end of the entries; no summary"
     page.reject(lines[0].start, f"line {lines[0].number}", reason, message, raw)
+
+
+def _heads_summary(body: list[Line], i: int) -> bool:
+    """Is the line at ``body[i]``, which reads like a summary, the title of the next line?
+    Yes when it holds no full stop (a title never does; a summary does) and the next line
+    is a summary that does: a Chinese original's title, long or ending with a question."""
+    return "。" not in body[i].text and i + 1 < len(body) and is_full_summary(body[i + 1].text)
 
 
 def _pairs(body: list[Line], i: int) -> bool:
