@@ -1,0 +1,100 @@
+"""What a later run needs of a resolved group to take its results instead of resolving it
+again (see :mod:`ingest.steps.reuse`).
+
+A group is a component of listings. What it resolves to is a pure function of its members
+and the edges inside it: a member is a listing, and a listing is its page's bytes (their
+sha256) and its place on the page, with the name, topic, origin and crawl day of the
+page; :func:`group_digest` digests exactly that. Its finished records read, besides, a
+few values of the whole run: the published ids of its items and of the items its related
+reading names, the languages of its original titles, and (for an item that shows a
+relative age) the crawl day. :func:`finish_key` digests those; a group whose members and
+key are both what they were is finished as it was.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections.abc import Mapping
+from operator import itemgetter
+
+import msgspec
+from msgspec import Struct
+
+from ..records.internal import Listing
+from ..state.earlier import Facts
+from .identity import facts_of
+from .merge import Component
+from .units import Edge
+
+Lid = tuple[str, int]
+#: A group's member: file, sha256, place on the page, topic, kept by the state, crawl day.
+Member = tuple[str, str, int, str | None, bool, dt.date | None]
+_FILE_AND_PLACE = itemgetter(0, 2)  # unique among a run's listings
+
+
+def member_of(x: Listing) -> Member:
+    return (x.prov.file, x.prov.sha256, x.index, x.topic_key, x.stored, x.crawled_at)
+
+
+def group_digest(members: list[Member], edges: list[Edge]) -> str:
+    """The digest of a group: its members, in any order, and its edges."""
+    members.sort(key=_FILE_AND_PLACE)
+    data = msgspec.msgpack.encode([members, edges])
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+class ItemUse(Struct, array_like=True, frozen=True, gc=False):
+    """What finishing one item reads of the run, besides its group."""
+
+    minted: str  # its provisional id: the run gives its published id
+    related: list[Lid]  # the related-reading listings it names: the run gives their items
+    title: str | None  # its original title: the run gives its language
+    aged: bool  # it shows a relative age: its estimate reads the crawl day
+
+
+class GroupMemo(Struct, array_like=True, frozen=True, gc=False):
+    """A resolved group as a later run needs it while the group is not resolved again."""
+
+    digest: str  # see group_digest
+    claims: list[tuple[str, Facts]]  # each item's minted id and facts, for identity
+    related: list[tuple[Lid, str]]  # each related-reading listing and the item it is in
+    uses: list[ItemUse]
+    key: str = ""  # see finish_key: what the group was finished with
+
+
+def memo_of(comp: Component) -> GroupMemo:
+    """The memo of a resolved group (its ``digest`` set), before it is finished."""
+    return GroupMemo(
+        comp.digest,
+        [(r.id, facts_of(r)) for r in comp.items],
+        [(x.lid, r.id) for r in comp.items for x in r.members if x.role == "related"],
+        [
+            ItemUse(
+                r.id,
+                r.related,
+                r.fields["title_original"],
+                r.fields["published_ago"] is not None,
+            )
+            for r in comp.items
+        ],
+    )
+
+
+def finish_key(
+    memo: GroupMemo,
+    ids: Mapping[str, str],
+    id_of: Mapping[Lid, str],
+    langs: Mapping[str, str | None],
+    crawled: dt.date | None,
+) -> str:
+    """A digest of the group and of every value :func:`~.records.finish` reads besides it
+    (its arguments: published ids, the items of related reading, languages, crawl day)."""
+    seen = []
+    for use in memo.uses:
+        named = [id_of.get(lid) for lid in use.related]
+        related = [None if m is None else ids.get(m, m) for m in named]
+        lang = None if use.title is None else (use.title in langs, langs.get(use.title))
+        seen.append((ids.get(use.minted, use.minted), related, lang, use.aged and crawled))
+    data = msgspec.msgpack.encode([memo.digest, seen])
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
