@@ -2,4 +2,4 @@
 
 __version__ = "0.1.0"
 #: Version of the output contract (field names, types and meanings in out/).
-SCHEMA_VERSION = "1.1.0"
+SCHEMA_VERSION = "1.2.0"

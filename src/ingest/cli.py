@@ -155,6 +155,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="YYYY-MM-DD",
         help="the day the pages were saved: fills published_estimate from relative ages",
     )
+    r.add_argument(
+        "--full",
+        action="store_true",
+        help="compute everything again: take nothing the previous publish's run computed "
+        "(the same output; the cache in DIR/state is rebuilt)",
+    )
     r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     r.set_defaults(func=cmd_run)
     v = sub.add_parser(

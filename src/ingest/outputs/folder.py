@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Self
 
 from ..extract.discover import InputFile
-from ..records.run import RunOutput
+from ..records.run import Content, RunOutput
 from ..state.earlier import with_earlier
 from ..state.pages import InputReader, state_files
 from ..state.previous import MARKER, Previous, load
@@ -60,11 +60,20 @@ class FolderWriter:
         if self.target.parent.is_dir():
             self._ahead = pack_ahead(inputs, previous, side_path(self.target, "pack"))
 
-    def write(self, run: RunOutput, previous: Previous, read_input: InputReader) -> None:
+    def write(
+        self,
+        run: RunOutput,
+        previous: Previous,
+        read_input: InputReader,
+        cache: tuple[dict[str, Content], dict[str, Path]] = ({}, {}),
+    ) -> None:
+        """Publish ``run``, its state, and ``cache``: the reuse cache's files and the
+        earlier packs it carries over (see ingest.state.reuse)."""
         ahead = None if self._ahead is None else self._ahead.take
         state, links = state_files(run, previous, read_input, ahead)
         files = with_earlier(render(run), run)  # after the records' files, with their digests
-        publish(self.target, {**files, MARKER: marker(), **state}, links)
+        everything = {**files, MARKER: marker(), **state, **cache[0]}
+        publish(self.target, everything, {**links, **cache[1]})
 
     @property
     def refused_dir(self) -> Path:

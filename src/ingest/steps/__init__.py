@@ -36,13 +36,13 @@ from ..normalize.language import warm as warm_languages
 from ..transform.topics import topics_of
 from .context import Context, Engine, Started, Step, formed_groups
 from .functions import (
-    as_dict,
     by_component,
     by_summary,
     by_title,
     by_topic,
     components,
     edges,
+    gathered,
     identity_claims,
     language,
     listing_titles,
@@ -53,9 +53,12 @@ from .functions import (
     page_facts,
     parse,
     parts,
+    plan,
+    planned,
     published_ids,
     records,
     related,
+    related_ids,
     resolve,
     routes,
     signatures_of,
@@ -67,10 +70,12 @@ from .functions import (
 __all__ = ["STEPS", "Context", "Engine", "Step", "formed_groups", "run_steps"]
 
 STEPS: tuple[Step, ...] = (
-    Step("parse", "map", "inputs", "pages", parse, pool=True, progress=True),
+    Step("parse", "map", "inputs", "pages", parse, pool=True, progress=True, needs=("reuse",)),
     Step("topics", "map", "pages", "topics", page_facts, gather=topics_of),
     Step("routes", "driver", "", "routes", routes, needs=("topics",)),
-    Step("listings", "map", "pages", "listings", with_slugs, needs=("routes",)),
+    # what the run takes from the cache of the publish it builds on (see .reuse)
+    Step("plan", "map", "pages", "plan", planned, gather=plan, needs=("reuse",)),
+    Step("listings", "map", "pages", "listings", with_slugs, needs=("routes", "plan", "reuse")),
     Step(
         "order",
         "group",
@@ -80,6 +85,7 @@ STEPS: tuple[Step, ...] = (
         pairs=by_topic,
         gather=edges,
         background=True,  # read by the components step alone: aligned while keys are signed
+        needs=("plan",),
     ),
     Step(
         "languages",
@@ -103,18 +109,28 @@ STEPS: tuple[Step, ...] = (
         background=True,
         start_with="resolve",
     ),
-    Step("summary keys", "group", "listings", "keys", summary, pairs=by_summary, batched=True),
     Step(
-        "near-duplicates",
+        "summary keys",
+        "group",
+        "listings",
+        "keys",
+        summary,
+        pairs=by_summary,
+        batched=True,
+        needs=("plan",),
+    ),
+    Step(
+        "signatures",
         "map",
         "keys",
-        "near",
+        "signed",
         signatures_of,
-        gather=near,  # the bands are grouped where they are all gathered, as arrays
+        gather=gathered,  # the bands are grouped where they are all gathered, as arrays
         pool=True,
         batched=True,
     ),
-    Step("components", "driver", "", "components", components, needs=("near", "order")),
+    Step("near-duplicates", "driver", "", "near", near, needs=("signed", "plan")),
+    Step("components", "driver", "", "components", components, needs=("near", "order", "plan")),
     Step(
         "resolve",
         "group",
@@ -123,7 +139,7 @@ STEPS: tuple[Step, ...] = (
         resolve,
         pairs=by_component,
         batched=True,
-        needs=("components",),
+        needs=("components", "reuse"),
     ),
     Step(
         "identity",
@@ -135,7 +151,7 @@ STEPS: tuple[Step, ...] = (
         needs=("index",),
     ),
     Step("published ids", "driver", "", "published", minted_to_published, needs=("ids",)),
-    Step("related", "map", "resolved", "related", related, gather=as_dict),
+    Step("related", "map", "resolved", "related", related, gather=related_ids),
     Step(
         "records",
         "map",
