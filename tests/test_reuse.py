@@ -351,3 +351,17 @@ def test_the_dask_engine_takes_nothing_and_the_next_run_says_so(
     assert run(SEEDS, out) == 0
     assert "keeps no reuse cache" in capsys.readouterr().err
     assert {r["reason"] for r in reuse_of(out)["recomputed"]} == {"cache-missing"}
+
+
+def test_a_group_taken_is_finished_again_when_what_finishing_reads_changed(
+    tmp_path: Path,
+) -> None:
+    """The same pages crawled a day later: no page is parsed, yet the items that show a
+    relative age get other estimates: their groups are resolved and finished again."""
+    out = tmp_path / "out"
+    assert run(SEEDS, out, "--crawled-at", "2026-11-01") == 0
+    took = same_as_full(out, SEEDS, tmp_path, "--crawled-at", "2026-11-20")
+    assert took["pages_parsed"] == 0
+    assert 0 < took["groups_recomputed"] < took["groups_reused"]
+    items = [json.loads(x) for x in (out / "items.jsonl").read_text("utf-8").splitlines()]
+    assert any(i["published_estimate"] for i in items)

@@ -253,4 +253,4 @@ def _index_bytes(fill: Fill, pack: _Pack, wanted: str) -> list[bytes]:
         groups,
     )
     body = msgspec.msgpack.encode(index)
-    return [_MAGIC + xxh3_128_digest(body) + body]
+    return [_MAGIC + xxh3_128_digest(body), body]

@@ -196,13 +196,16 @@ def parts(found: list[Finished], ctx: Context) -> list[Finished]:
     """The finished groups, and those the plan took: as they were when what finishing
     them reads is what it was, else resolved and finished again."""
     out = list(found)
+    again = set()
     for label, done in ctx.plan.found.items():
         assert done.memo is not None
         crawled = ctx.settings.crawled_at
         if finish_key(done.memo, ctx.published, ctx.related, ctx.langs, crawled) == done.memo.key:
             out.append(done)
-            continue
-        for comp in resolve(label, group_listings(label, ctx), ctx):
+        else:
+            again.add(label)
+    for label, listings in sorted(group_listings(again, ctx).items()) if again else ():
+        for comp in resolve(label, listings, ctx):
             out.extend(records(comp, ctx))
     return out
 

@@ -44,7 +44,6 @@ class Plan:
     order: dict[str, list[Edge]] = field(default_factory=dict)  # by topic
     components: Components = field(default_factory=Components)
     found: dict[str, Finished] = field(default_factory=dict)  # groups taken, by label
-    members: dict[str, list[Member]] = field(default_factory=dict)  # of the groups taken
 
     def claims(self, index: IdIndex) -> list[Claim]:
         """The identity claims of the items of the groups taken."""
@@ -87,7 +86,7 @@ def plan_of(pages: list[PageResult], ctx: Context) -> Plan:
     for label, group in members.items():
         found = _found(store, group_digest(group, edges_of.get(label, [])))
         if found is not None:
-            plan.found[label], plan.members[label] = found, group
+            plan.found[label] = found
         else:
             for file, _, at, *_ in group:
                 dirty.setdefault(file, set()).add(at)
@@ -178,20 +177,20 @@ def _members(
     return out
 
 
-def group_listings(label: str, ctx: Context) -> list[Listing]:
-    """The listings of a group the plan took, read again (to resolve it once more)."""
+def group_listings(labels: set[str], ctx: Context) -> dict[str, list[Listing]]:
+    """The listings of groups the plan took, read again (to resolve them once more)."""
     assert ctx.reuse is not None, "a group taken with no cache"
-    places: dict[str, set[int]] = {}
-    for file, _, at, *_ in ctx.plan.members[label]:
-        places.setdefault(file, set()).add(at)
-    out: list[Listing] = []
-    for page in ctx.plan.pages:
-        if page.file in places and ctx.routes.keeps(page):
-            xs = ctx.reuse.listings(page, places[page.file])
-            slug = ctx.routes.slug_of.get(page.file)
-            for x in xs:
-                x.topic_key = slug
-            out.extend(keyed(xs))
+    label = ctx.plan.components.label
+    kept = [p for p in ctx.plan.pages if ctx.routes.keeps(p)]
+    out: dict[str, list[Listing]] = {g: [] for g in labels}
+    for page, keys in zip(kept, ctx.plan.keys, strict=True):
+        places = {at for at, k in enumerate(keys) if label.get(k, k) in labels}
+        if not places:
+            continue
+        slug = ctx.routes.slug_of.get(page.file)
+        for x in keyed(ctx.reuse.listings(page, places)):
+            x.topic_key = slug
+            out[label.get(x.key, x.key)].append(x)
     return out
 
 
