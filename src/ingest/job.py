@@ -29,7 +29,7 @@ from .state.pages import stored_pages
 from .state.previous import RunSettings
 from .state.reuse import cache_files
 from .steps import Context
-from .steps.cache import next_cache, open_reuse, taken
+from .steps.cache import next_cache, open_reuse, summary_keys, taken
 from .steps.reuse import Reader, Reuse
 
 
@@ -77,6 +77,7 @@ def run_job(opts: JobOptions, progress: Callable[[int], Progress | None]) -> Job
             output = _engine(opts, [*inputs, *stored], ctx, progress(len(inputs) + len(stored)))
             took = taken(ctx, output.report.files, warnings)
             output.report = structs.replace(output.report, reuse=took)
+            output.summary_keys = summary_keys(ctx)
             refused = shrink(previous, output)
             if refused is not None and not opts.allow_shrink:
                 return JobResult(output, False, refused, writer.write_refused(output), warnings)

@@ -64,3 +64,4 @@ class RunOutput:
     report: Report
     changes: list[Change] = field(default_factory=list)
     evidence: list[ItemEvidence] = field(default_factory=list)  # for state/earlier.msgpack
+    summary_keys: dict[str, str] = field(default_factory=dict)  # id → its summary's, if known

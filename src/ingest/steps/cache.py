@@ -82,6 +82,17 @@ def taken(ctx: Context, files: list[FileReport], warnings: list[str]) -> Reused:
     )
 
 
+def summary_keys(ctx: Context) -> dict[str, str]:
+    """The key of each item's summary, by its id, where the run has it (the state keeps
+    them: a group taken was not keyed again)."""
+    return {
+        item.id: use.summary_key
+        for done in ctx.parts
+        if done.memo is not None
+        for item, use in zip(done.items, done.memo.uses, strict=True)
+    }
+
+
 def _why(sha256: str, reuse: Reuse | None, store: Store | None) -> Recompute:
     if reuse is None:
         return "dask-engine"

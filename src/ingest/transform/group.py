@@ -21,6 +21,7 @@ from operator import itemgetter
 import msgspec
 from msgspec import Struct
 
+from ..normalize.text import key_of
 from ..records.internal import Listing
 from ..state.earlier import Facts
 from .identity import facts_of
@@ -48,6 +49,7 @@ class ItemUse(Struct, array_like=True, frozen=True, gc=False):
     """What finishing one item reads of the run, besides its group."""
 
     minted: str  # its provisional id: the run gives its published id
+    summary_key: str  # of its summary (what the state keeps of it, not read by finish)
     related: list[Lid]  # the related-reading listings it names: the run gives their items
     title: str | None  # its original title: the run gives its language
     aged: bool  # it shows a relative age: its estimate reads the crawl day
@@ -72,6 +74,7 @@ def memo_of(comp: Component) -> GroupMemo:
         [
             ItemUse(
                 r.id,
+                key_of(r.fields["summary_zh"] or ""),
                 r.related,
                 r.fields["title_original"],
                 r.fields["published_ago"] is not None,
