@@ -75,15 +75,13 @@ def run_job(opts: JobOptions, progress: Callable[[int], Progress | None]) -> Job
         try:
             ctx = Context.building_on(previous, settings, reuse)
             output = _engine(opts, [*inputs, *stored], ctx, progress(len(inputs) + len(stored)))
-            took = taken(ctx, output.report.files, warnings)
-            output.report = structs.replace(output.report, reuse=took)
-            output.summary_keys = summary_keys(ctx)
+            cache = _after(ctx, output, warnings)
+            del ctx  # the run's context (its index, edges, parts...) ends here
             refused = shrink(previous, output)
             if refused is not None and not opts.allow_shrink:
                 return JobResult(output, False, refused, writer.write_refused(output), warnings)
             previous.forget_records()  # compared and guarded: a rerun's earlier records go
-            writer.write(output, previous, _reader(inputs), _cache(ctx, output))
-            del ctx  # the run's context (its index, edges, parts...) ends with it
+            writer.write(output, previous, _reader(inputs), cache)
         finally:
             if reuse is not None and reuse.store is not None:
                 reuse.store.close()
@@ -100,8 +98,13 @@ def _reuse(
     return open_reuse(folder, opts.full, {s.name: s.crawled_at for s in stored}, read)
 
 
-def _cache(ctx: Context, output: RunOutput) -> tuple[dict[str, Content], dict[str, Path]]:
-    """The files of the cache the run leaves (none when it kept nothing)."""
+def _after(
+    ctx: Context, output: RunOutput, warnings: list[str]
+) -> tuple[dict[str, Content], dict[str, Path]]:
+    """What the run took, into its report; and the files of the cache it leaves (none
+    when it kept nothing), made of what they need of the context, which then goes."""
+    output.report = structs.replace(output.report, reuse=taken(ctx, output.report.files, warnings))
+    output.summary_keys = summary_keys(ctx)
     fill = next_cache(ctx)
     if fill is None or ctx.reuse is None:
         return {}, {}
