@@ -15,7 +15,7 @@ from ..state.index import IdIndex
 from ..state.reuse import Pair, Store
 from ..transform.align import order_point, topic_edges
 from ..transform.components import Components, label_components
-from ..transform.group import Member, group_digest
+from ..transform.group import Member, claim_facts, group_digest
 from ..transform.identity import Claim, claim_of
 from ..transform.near import BANDS, ROWS, Signed, near_edges, signed
 from ..transform.records import Finished
@@ -48,10 +48,10 @@ class Plan:
     def claims(self, index: IdIndex) -> list[Claim]:
         """The identity claims of the items of the groups taken."""
         return [
-            claim_of(minted, facts, index)
+            claim_of(use.minted, claim_facts(item, use), index)
             for f in self.found.values()
             if f.memo is not None
-            for minted, facts in f.memo.claims
+            for item, use in zip(f.items, f.memo.uses, strict=True)
         ]
 
     def related(self) -> dict[Lid, str]:

@@ -23,9 +23,10 @@ from msgspec import Struct
 
 from ..normalize.text import key_of
 from ..records.internal import Listing
+from ..records.output import Item
 from ..state.earlier import Facts
 from .identity import facts_of
-from .merge import Component
+from .merge import Component, Resolved
 from .units import Edge
 
 Lid = tuple[str, int]
@@ -53,13 +54,17 @@ class ItemUse(Struct, array_like=True, frozen=True, gc=False):
     related: list[Lid]  # the related-reading listings it names: the run gives their items
     title: str | None  # its original title: the run gives its language
     aged: bool  # it shows a relative age: its estimate reads the crawl day
+    # what identity knows it by besides its record's fields (see claim_facts):
+    keys: tuple[str, ...] | None  # its members' summary keys, its own first (None: just it)
+    titles: tuple[str, ...]  # its members' original-title keys
+    source: str  # its best listing's place
 
 
 class GroupMemo(Struct, array_like=True, frozen=True, gc=False):
-    """A resolved group as a later run needs it while the group is not resolved again."""
+    """A resolved group as a later run needs it while the group is not resolved again
+    (one use per item, in the order of its finished items)."""
 
     digest: str  # see group_digest
-    claims: list[tuple[str, Facts]]  # each item's minted id and facts, for identity
     related: list[tuple[Lid, str]]  # each related-reading listing and the item it is in
     uses: list[ItemUse]
     key: str = ""  # see finish_key: what the group was finished with
@@ -69,18 +74,31 @@ def memo_of(comp: Component) -> GroupMemo:
     """The memo of a resolved group (its ``digest`` set), before it is finished."""
     return GroupMemo(
         comp.digest,
-        [(r.id, facts_of(r)) for r in comp.items],
         [(x.lid, r.id) for r in comp.items for x in r.members if x.role == "related"],
-        [
-            ItemUse(
-                r.id,
-                key_of(r.fields["summary_zh"] or ""),
-                r.related,
-                r.fields["title_original"],
-                r.fields["published_ago"] is not None,
-            )
-            for r in comp.items
-        ],
+        [_use(r) for r in comp.items],
+    )
+
+
+def _use(r: Resolved) -> ItemUse:
+    own = key_of(r.fields["summary_zh"] or "")
+    facts = facts_of(r)
+    keys = None if facts.keys == (own,) else facts.keys
+    title, aged = r.fields["title_original"], r.fields["published_ago"] is not None
+    return ItemUse(r.id, own, r.related, title, aged, keys, facts.titles, facts.source)
+
+
+def claim_facts(item: Item, use: ItemUse) -> Facts:
+    """What identity compares of an item of a group taken: its record's fields, and what
+    its memo kept (the same as :func:`~.identity.facts_of` gave when it was resolved)."""
+    return Facts(
+        keys=use.keys or (use.summary_key,),
+        titles=use.titles,
+        url=item.url,
+        kind=item.kind_label,
+        places=tuple((t.slug, t.rank, t.level_label) for t in item.topics if t.rank is not None),
+        summary=item.summary_zh,
+        title=item.title_zh or item.title_original,
+        source=use.source,
     )
 
 
