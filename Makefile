@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint typecheck pytest schema golden bench bench-publish bench-page eval mutation clean
+.PHONY: run test lint typecheck pytest test-reuse-slow schema golden bench bench-daily bench-publish bench-page eval mutation clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,11 @@ typecheck: $(TSTAMP)
 pytest: $(TSTAMP)
 	$(BIN)/pytest
 
+# The daily-run property (a run over the last publish = a run with --full) on many more
+# day-after-day sequences than `make test` draws (500: ten minutes and more on 2 cores).
+test-reuse-slow: $(TSTAMP)
+	INGEST_REUSE_EXAMPLES=500 $(BIN)/pytest -q tests/test_reuse.py -k daily_run
+
 schema: $(STAMP)
 	$(BIN)/ingest schema --write
 
@@ -42,6 +47,11 @@ golden: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench.py
+
+# The daily run over the last publish against a fresh run (100 MB; the table of
+# docs/performance.md "Daily runs").
+bench-daily: $(STAMP)
+	$(BIN)/python bench/daily.py --size 100MB --rounds 5
 
 # ingest publish into SQLite and PostgreSQL (INGEST_TEST_PG): first, again, 1 % changed.
 bench-publish: $(STAMP)

@@ -96,7 +96,8 @@ def refs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Snapshot, Snap
     shutil.copytree(base / "prev", base / "new")
     assert run_in_process(base / "new") == 0
     prev, new = snapshot(base / "prev"), snapshot(base / "new")
-    same = ["rejects.jsonl", "state/pages-1.pack"]  # the pack is carried over
+    # the packs are carried over: the pages, and the reuse cache's (the topic page's parse)
+    same = ["rejects.jsonl", "state/pages-1.pack", "state/reuse-1.pack"]
     assert [k for k in prev if prev[k] == new.get(k)] == same
     return base / "prev", prev, new
 

@@ -5,7 +5,7 @@ A site's Python code reads a publish with :func:`read_publish` (see :mod:`ingest
 
 __version__ = "0.1.0"
 #: Version of the output contract (field names, types and meanings in out/).
-SCHEMA_VERSION = "1.1.0"
+SCHEMA_VERSION = "1.2.0"
 
 # After the versions, which the reader reads; it loads the records (msgspec) and no more.
 from .reader import Publish, PublishedTopic, read_publish  # noqa: E402

@@ -159,6 +159,12 @@ def _parser() -> argparse.ArgumentParser:
         "dates the relative ages (published_estimate); a page's bytes keep the day they "
         "were first crawled, and each crawl only narrows an item's window",
     )
+    r.add_argument(
+        "--full",
+        action="store_true",
+        help="compute everything again: take nothing the previous publish's run computed "
+        "(the same output; the cache in DIR/state is rebuilt)",
+    )
     r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
     r.set_defaults(func=cmd_run)
     v = sub.add_parser(

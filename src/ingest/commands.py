@@ -34,9 +34,12 @@ def _run(args: argparse.Namespace) -> int:
         allow_shrink=args.allow_shrink,
         crawled_at=args.crawled_at,
         strict=args.strict,
+        full=args.full,
     )
     with _progress(quiet=args.quiet) as progress:
         result = run_job(opts, progress, args.stops)
+    for warning in result.warnings:
+        print(f"ingest: warning: {warning}", file=sys.stderr)
     if keep(result):  # the process ends with the command, and its records with it
         gc.disable()  # thresholds given back would collect over them all (no_collections)
     if result.refused is not None:

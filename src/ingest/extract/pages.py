@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import traceback
+from collections.abc import Callable
 from types import ModuleType
 
 from ..records.internal import PageReject, PageResult, Provenance
@@ -22,6 +23,9 @@ from .parse.topic_list import parse_topic_list
 from .parse.topic_page import parse_topic_page
 from .read import read_bytes
 
+#: A page an earlier run parsed, by its bytes' sha256 and the name it has now (None: parse it).
+Known = Callable[[str, str], PageResult | None]
+
 _PARSERS = {
     Format.TOPIC_PAGE: parse_topic_page,
     Format.TOPIC_LIST: parse_topic_list,
@@ -29,17 +33,18 @@ _PARSERS = {
 }
 
 
-def extract_page(f: InputFile | StoredPage) -> PageResult:
+def extract_page(f: InputFile | StoredPage, known: Known | None = None) -> PageResult:
     """:func:`parse_file`, with a bug in a parser turned into an INTERNAL_ERROR reject.
-    A page from the state (``--merge``) is parsed from the bytes the state kept."""
+    A page from the state (``--merge``) is parsed from the bytes the state kept. ``known``
+    gives a page whose bytes an earlier run parsed, as it parsed them (not parsed again)."""
     try:
         if isinstance(f, StoredPage):
-            result = parse_bytes(f.name, f.data)
+            result = _page(f.name, f.data, known)
             result.from_state = True
             for x in result.listings:
                 x.stored, x.crawled_at = True, f.crawled_at
             return result
-        return parse_file(f)
+        return parse_file(f, known)
     except Exception as e:  # a bug: keep the run going, count it, say where
         r = PageResult(f.name, "", 0, None, None)
         where = traceback.extract_tb(e.__traceback__)[-1]
@@ -50,7 +55,7 @@ def extract_page(f: InputFile | StoredPage) -> PageResult:
         return r
 
 
-def parse_file(f: InputFile) -> PageResult:
+def parse_file(f: InputFile, known: Known | None = None) -> PageResult:
     """Read, decode, detect and parse one file. Pure: looks at no other file."""
     if f.problem is not None:
         return _file_reject(PageResult(f.name, "", 0, None, None), *f.problem, "")
@@ -58,12 +63,20 @@ def parse_file(f: InputFile) -> PageResult:
     if data is None:
         assert problem is not None
         return _file_reject(PageResult(f.name, "", 0, None, None), *problem, "")
-    return parse_bytes(f.name, data)
+    return _page(f.name, data, known)
 
 
-def parse_bytes(name: str, data: bytes) -> PageResult:
-    """The per-file map on bytes already read."""
-    result = PageResult(name, hashlib.sha256(data).hexdigest(), len(data), None, None)
+def _page(name: str, data: bytes, known: Known | None) -> PageResult:
+    """The page ``known`` has for these bytes, else the bytes parsed."""
+    sha256 = hashlib.sha256(data).hexdigest()
+    found = None if known is None else known(sha256, name)
+    return found if found is not None else parse_bytes(name, data, sha256)
+
+
+def parse_bytes(name: str, data: bytes, sha256: str | None = None) -> PageResult:
+    """The per-file map on bytes already read (``sha256``: theirs, if already known)."""
+    sha256 = sha256 or hashlib.sha256(data).hexdigest()
+    result = PageResult(name, sha256, len(data), None, None)
     dec = decode(data)
     result.encoding = dec.encoding
     if dec.text is None:

@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Self
 
 from ..extract.discover import InputFile
-from ..records.run import Closing, RunOutput
+from ..records.run import Closing, Content, RunOutput
 from ..state.earlier import with_earlier
 from ..state.integrity import Seal
 from ..state.pages import InputReader, state_files
@@ -78,14 +78,27 @@ class FolderWriter:
         if self.target.parent.is_dir():
             self._ahead = pack_ahead(inputs, previous, side_path(self.target, "pack"))
 
-    def write(self, run: RunOutput, previous: Previous, read_input: InputReader) -> None:
+    def write(
+        self,
+        run: RunOutput,
+        previous: Previous,
+        read_input: InputReader,
+        cache: tuple[dict[str, Content], dict[str, Path]] = ({}, {}),
+    ) -> None:
+        """Publish ``run``, its state, and ``cache``: the reuse cache's files and the
+        earlier packs it carries over (see ingest.state.reuse)."""
         ahead = None if self._ahead is None else self._ahead.take
         seal = Seal()  # every file of state/ hashed as written (see ingest.state.integrity)
         state, links = state_files(run, previous, read_input, seal, ahead)
         files = with_earlier(render(run), run)  # after the records' files, with their digests
         files = {n: seal.sealed(n, c) if n.startswith(f"{STATE}/") else c for n, c in files.items()}
+        made, carried = cache
+        for name, content in made.items():  # the reuse cache (see ingest.state.reuse)
+            files[name] = seal.sealed(name, content)
+        for name, path in carried.items():  # its earlier packs, checked as the state was read
+            seal.known(name, previous.files[path.name])
         sealed = Closing(partial(sealed_marker, seal))  # after the manifest
-        publish(self.target, {**files, **state, MARKER: sealed}, links, self._stops)
+        publish(self.target, {**files, **state, MARKER: sealed}, {**links, **carried}, self._stops)
 
     @property
     def refused_dir(self) -> Path:

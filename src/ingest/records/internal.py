@@ -119,6 +119,7 @@ class PageResult(Struct, gc=False):
     identity: str | None = None  # what makes two versions of it "the same page"
     slug: str | None = None  # the topic this page belongs to, once topics are joined
     listings_elsewhere: int = 0  # listings kept on a worker while these facts travel
+    reused: bool = False  # as an earlier run parsed it (its listings read only if needed)
 
     @property
     def listings_read(self) -> int:
@@ -129,8 +130,12 @@ class PageResult(Struct, gc=False):
         )
 
     def facts(self) -> PageResult:
-        """This page without its listings: what the driver of a distributed run needs."""
-        return structs.replace(self, listings=[], listings_elsewhere=len(self.listings))
+        """This page without its listings: what the driver of a distributed run needs. Its
+        header is a copy: joining the topics settles the copy's slug and name, never the
+        page's own (a page kept for a later run is the page as it was parsed)."""
+        header = None if self.header is None else structs.replace(self.header)
+        elsewhere = self.listings_elsewhere + len(self.listings)
+        return structs.replace(self, listings=[], listings_elsewhere=elsewhere, header=header)
 
     def with_slugs(self, slug_of: Mapping[str, str]) -> list[Listing]:
         """This page's listings, each told the topic it is listed on."""

@@ -11,7 +11,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Literal
 
-from msgspec import Meta, Struct
+from msgspec import Meta
+
+from .base import Out as Out  # the base of every record here, where it was defined first
+from .reused import Reused
 
 ItemId = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9-]{5,39}$")]
 Slug = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9-]{0,79}$")]
@@ -29,11 +32,6 @@ Kind = Literal[
     "other",
 ]
 Level = Literal["beginner", "intermediate", "advanced"]
-
-
-class Out(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
-    """The base of every output record: immutable (each record says so again, for mypy),
-    and never in a reference cycle."""
 
 
 class Source(Out, frozen=True):
@@ -292,3 +290,10 @@ class Report(Out, frozen=True):
     timing: Annotated[
         dict[str, float], Meta(description="Seconds per stage; the only varying member")
     ]
+    reuse: Annotated[
+        Reused | None,
+        Meta(
+            description="What was taken from the previous publish's cache (a run that "
+            "computes everything gives the same output with other counts); null: unknown"
+        ),
+    ] = None

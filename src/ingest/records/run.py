@@ -89,3 +89,4 @@ class RunOutput:
     #: (entity, id) → {field: its JSON value} — a changed record's changed fields; a
     #: removed or merged item's title, as ``title``.
     previous_values: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    summary_keys: dict[str, str] = field(default_factory=dict)  # id → its summary's, if known

@@ -133,10 +133,12 @@ def facts(
     kind_label: str | None,
     places: Iterable[Place],
     evidence: ItemEvidence | None,
+    own: str | None = None,
 ) -> Facts:
-    """The facts of a published item: its own summary's key first, then the earlier keys
-    its evidence remembers; its original-title keys from the evidence (else its title's)."""
-    own = key_of(summary)  # remembered: a run keys the same summary again
+    """The facts of a published item: its own summary's key (``own``, when the run has it)
+    first, then the earlier keys its evidence remembers; its original-title keys from the
+    evidence (else its title's)."""
+    own = key_of(summary) if own is None else own  # remembered: a run keys it again
     seen = evidence.keys if evidence else []
     if seen and seen[0] == own and seen.count(own) == 1:  # the usual case: its own first
         keys = tuple(seen)
@@ -198,7 +200,7 @@ def written(run: RunOutput, items: Witness, topics: Witness) -> bytes:
     """The file a publish of ``run`` leaves for the next run, ``items`` and ``topics``:
     its records' files, written."""
     by_id = {e.id: e for e in run.evidence}
-    sequence = run.report.run.sequence
+    sequence, keys = run.report.run.sequence, run.summary_keys
     item_digests, topic_digests = items.line_digests(), topics.line_digests()
     assert len(item_digests) == len(run.items) and len(topic_digests) == len(run.topics)
     return msgspec.msgpack.encode(
@@ -206,7 +208,7 @@ def written(run: RunOutput, items: Witness, topics: Witness) -> bytes:
             items.digest(),
             topics.digest(),
             [
-                _item(item, n, by_id.get(item.id), d, sequence)
+                _item(item, n, by_id.get(item.id), d, sequence, keys.get(item.id))
                 for n, (item, d) in enumerate(zip(run.items, item_digests, strict=True))
             ],
             [
@@ -222,10 +224,19 @@ def written(run: RunOutput, items: Witness, topics: Witness) -> bytes:
     )
 
 
-def _item(item: Item, line: int, ev: ItemEvidence | None, dig: int, sequence: int) -> EarlierItem:
+def _item(
+    item: Item, line: int, ev: ItemEvidence | None, dig: int, sequence: int, own: str | None
+) -> EarlierItem:
     places = ((t.slug, t.rank, t.level_label) for t in item.topics if t.rank is not None)
     found = facts(
-        item.summary_zh, item.title_original, item.title_zh, item.url, item.kind_label, places, ev
+        item.summary_zh,
+        item.title_original,
+        item.title_zh,
+        item.url,
+        item.kind_label,
+        places,
+        ev,
+        own,
     )
     since = ev.since if ev is not None else max(sequence, 1)
     return EarlierItem(

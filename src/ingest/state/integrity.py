@@ -113,6 +113,13 @@ class Checked:
 
     manifest: dict[str, Any]
     files: dict[str, FileSum]
+    cache_damaged: str | None = None  # why the reuse cache fails its check (see is_cache)
+
+
+def is_cache(name: str) -> bool:
+    """A file of the reuse cache (``state/reuse.py``): what it holds is made again by any
+    run, so one that fails its check is ignored and rebuilt, never a damaged state."""
+    return name == "reuse.msgpack" or (name.startswith("reuse-") and name.endswith(".pack"))
 
 
 def repair_command(folder: Path) -> str:
@@ -158,7 +165,7 @@ def checked(folder: Path, reads: tuple[int, ...]) -> Checked | None:
         return Checked(manifest, _legacy(folder, manifest))
     if sealed_by is None:
         raise DamagedState(folder, f"the checksum of {STATE}/{MANIFEST} is missing from {MARKER}")
-    return Checked(manifest, _listed(folder, manifest))
+    return _listed(folder, manifest)
 
 
 def read_manifest(folder: Path) -> tuple[dict[str, Any] | None, bool]:
@@ -210,27 +217,34 @@ def _decoded(folder: Path, data: bytes) -> dict[str, Any]:
     return doc
 
 
-def _listed(folder: Path, manifest: Mapping[str, Any]) -> dict[str, FileSum]:
+def _listed(folder: Path, manifest: Mapping[str, Any]) -> Checked:
     """Every file of ``state/`` listed, and every file the manifest lists checked: there,
-    of its size, of its digest; and every page it names inside a file it lists."""
+    of its size, of its digest; and every page it names inside a file it lists. A file of
+    the reuse cache that fails is left out of what is checked, and said."""
     try:
         files = msgspec.convert(manifest["files"], dict[str, FileSum])
     except (KeyError, msgspec.ValidationError) as e:
         raise DamagedState(folder, f"{STATE}/{MANIFEST} has no list of files ({e})") from e
+    cache: list[str] = []
     for name in sorted(set(os.listdir(folder / STATE)) - {MANIFEST, *files}):
-        raise DamagedState(folder, f"{STATE}/{name} is not in its manifest")
-    for name, listed in files.items():
+        if not is_cache(name):
+            raise DamagedState(folder, f"{STATE}/{name} is not in its manifest")
+        cache.append(f"{STATE}/{name} is not in its manifest")
+    for name, listed in list(files.items()):
         if "/" in name or name in ("", ".", "..", MANIFEST):
             raise DamagedState(folder, f"{STATE}/{MANIFEST} lists a file {name!r}")
-        path = folder / STATE / name
         try:
-            found = file_sum(path)
+            found = file_sum(folder / STATE / name)
+            what = None if found == listed else f"{STATE}/{name} does not match its checksum"
         except FileNotFoundError:
-            raise DamagedState(folder, f"{STATE}/{name} is missing") from None
+            what = f"{STATE}/{name} is missing"
         except OSError as e:
-            raise DamagedState(folder, f"{STATE}/{name} cannot be read ({e.strerror})") from e
-        if found != listed:
-            raise DamagedState(folder, f"{STATE}/{name} does not match its checksum")
+            what = f"{STATE}/{name} cannot be read ({e.strerror})"
+        if what is not None and not is_cache(name):
+            raise DamagedState(folder, what)
+        if what is not None:
+            cache.append(what)
+            del files[name]
     for page in _pages(folder, manifest):
         pack = files.get(page["pack"])
         if (
@@ -239,7 +253,7 @@ def _listed(folder: Path, manifest: Mapping[str, Any]) -> dict[str, FileSum]:
             or (page["offset"] + page["size"] > pack.size)
         ):
             raise DamagedState(folder, f"{STATE}/{MANIFEST} puts {page['file']!r} outside its pack")
-    return files
+    return Checked(dict(manifest), files, "; ".join(cache) or None)
 
 
 def _legacy(folder: Path, manifest: Mapping[str, Any]) -> dict[str, FileSum]:

@@ -86,6 +86,7 @@ class Previous:
     #: item id → its published_estimate as (earliest, latest), where it had one
     windows: dict[str, tuple[dt.date, dt.date]] = field(default_factory=dict)
     files: dict[str, FileSum] = field(default_factory=dict)  # of state/, as checked
+    cache_damaged: str | None = None  # why its reuse cache failed its check, if it did
     #: The records as JSON without their sources, by entity and key: all of them for a
     #: publish read from its JSON; for one read from state/earlier.msgpack, those the
     #: change set asked for (see :meth:`compared`).
@@ -166,7 +167,7 @@ def load(folder: Path) -> Previous:
     state = 0 if found is None else _state_version(folder, found.manifest)
     if found is not None:
         _read_pages(prev, folder, found.manifest)
-        prev.files = found.files
+        prev.files, prev.cache_damaged = found.files, found.cache_damaged
     earlier = read(folder / STATE / EARLIER) if state >= 2 else None
     if earlier is not None and earlier.windows is not None and _names_the_files(earlier, folder):
         prev.items = {e.id: e for e in earlier.items}

@@ -35,7 +35,6 @@ from typing import Any
 from ..normalize.language import warm as warm_languages
 from .context import Context, Engine, Started, Step, formed_groups
 from .functions import (
-    as_dict,
     by_component,
     by_summary,
     by_title,
@@ -43,6 +42,7 @@ from .functions import (
     components,
     contested_pages,
     edges,
+    gathered,
     identity_claims,
     language,
     listing_titles,
@@ -55,10 +55,13 @@ from .functions import (
     page_version,
     parse,
     parts,
+    plan,
+    planned,
     published_ids,
     records,
     rejected,
     related,
+    related_ids,
     resolve,
     routes,
     set_aside,
@@ -72,16 +75,26 @@ from .functions import (
 __all__ = ["STEPS", "Context", "Engine", "Step", "formed_groups", "run_steps"]
 
 STEPS: tuple[Step, ...] = (
-    Step("parse", "map", "inputs", "pages", parse, pool=True, progress=True),
+    Step("parse", "map", "inputs", "pages", parse, pool=True, progress=True, needs=("reuse",)),
     Step("topics", "map", "pages", "topics", page_facts, gather=topics),
     Step("contested", "driver", "", "contested", contested_pages, needs=("topics",)),
     # the topics again, with one version of each topic page (the others set aside)
     Step(
-        "versions", "map", "pages", "topics", page_version, gather=one_version, needs=("contested",)
+        "versions",
+        "map",
+        "pages",
+        "topics",
+        page_version,
+        gather=one_version,
+        needs=("contested", "reuse"),
     ),
     Step("routes", "driver", "", "routes", routes, needs=("topics",)),
-    Step("listings", "map", "pages", "listings", with_slugs, needs=("routes",)),
-    Step("set aside", "map", "pages", "aside", set_aside, gather=rejected, needs=("routes",)),
+    Step(
+        "set aside", "map", "pages", "aside", set_aside, gather=rejected, needs=("routes", "reuse")
+    ),
+    # what the run takes from the cache of the publish it builds on (see .reuse)
+    Step("plan", "map", "pages", "plan", planned, gather=plan, needs=("reuse",)),
+    Step("listings", "map", "pages", "listings", with_slugs, needs=("routes", "plan", "reuse")),
     Step(
         "order",
         "group",
@@ -91,6 +104,7 @@ STEPS: tuple[Step, ...] = (
         pairs=by_topic,
         gather=edges,
         background=True,  # read by the components step alone: aligned while keys are signed
+        needs=("plan",),
     ),
     Step(
         "languages",
@@ -114,18 +128,28 @@ STEPS: tuple[Step, ...] = (
         background=True,
         start_with="resolve",
     ),
-    Step("summary keys", "group", "listings", "keys", summary, pairs=by_summary, batched=True),
     Step(
-        "near-duplicates",
+        "summary keys",
+        "group",
+        "listings",
+        "keys",
+        summary,
+        pairs=by_summary,
+        batched=True,
+        needs=("plan",),
+    ),
+    Step(
+        "signatures",
         "map",
         "keys",
-        "near",
+        "signed",
         signatures_of,
-        gather=near,  # the bands are grouped where they are all gathered, as arrays
+        gather=gathered,  # the bands are grouped where they are all gathered, as arrays
         pool=True,
         batched=True,
     ),
-    Step("components", "driver", "", "components", components, needs=("near", "order")),
+    Step("near-duplicates", "driver", "", "near", near, needs=("signed", "plan")),
+    Step("components", "driver", "", "components", components, needs=("near", "order", "plan")),
     Step(
         "resolve",
         "group",
@@ -134,7 +158,7 @@ STEPS: tuple[Step, ...] = (
         resolve,
         pairs=by_component,
         batched=True,
-        needs=("components",),
+        needs=("components", "reuse"),
     ),
     Step(
         "identity",
@@ -146,7 +170,7 @@ STEPS: tuple[Step, ...] = (
         needs=("index",),
     ),
     Step("published ids", "driver", "", "published", minted_to_published, needs=("ids",)),
-    Step("related", "map", "resolved", "related", related, gather=as_dict),
+    Step("related", "map", "resolved", "related", related, gather=related_ids),
     Step(
         "records",
         "map",
@@ -154,7 +178,7 @@ STEPS: tuple[Step, ...] = (
         "parts",
         records,
         gather=parts,
-        needs=("published", "related", "langs", "ages"),
+        needs=("published", "related", "langs", "ages", "settings"),
     ),
     Step(
         "assemble",

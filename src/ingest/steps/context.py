@@ -14,9 +14,12 @@ from ..state.index import IdIndex
 from ..state.previous import Previous, RunSettings
 from ..transform.components import Components
 from ..transform.identity import Ids
+from ..transform.near import Signed
 from ..transform.records import Finished, Lid
 from ..transform.topics import Routes, Topics
 from ..transform.units import Edge
+from .plan import Plan
+from .reuse import Reuse
 
 
 @dataclass(slots=True)
@@ -29,12 +32,15 @@ class Context:
     index: IdIndex = field(default_factory=IdIndex)  # the previous publish's items, indexed
     known: dict[str, str | None] = field(default_factory=dict)  # languages it decided
     ages: Ages = field(default_factory=Ages)  # crawl days and windows of earlier crawls
+    reuse: Reuse | None = None  # what an earlier run computed, to take (steps.reuse)
     topics: Topics = field(default_factory=Topics)
     contested: frozenset[tuple[str, str]] = frozenset()  # topic pages whose versions differ?
     routes: Routes = field(default_factory=Routes)
     aside: list[PageReject] = field(default_factory=list)  # listings of pages set aside
+    plan: Plan = field(default_factory=Plan)
+    signed: list[Signed] = field(default_factory=list)
     near: list[Edge] = field(default_factory=list)
-    order: list[Edge] = field(default_factory=list)
+    order: dict[str, list[Edge]] = field(default_factory=dict)  # by topic
     components: Components = field(default_factory=Components)
     ids: Ids = field(default_factory=Ids)
     published: dict[str, str] = field(default_factory=dict)  # minted id → published id
@@ -53,15 +59,17 @@ class Context:
         return Context(**fields)
 
     @classmethod
-    def building_on(cls, previous: Previous, settings: RunSettings) -> Context:
-        """The context of a run that builds on ``previous``."""
+    def building_on(
+        cls, previous: Previous, settings: RunSettings, reuse: Reuse | None = None
+    ) -> Context:
+        """The context of a run that builds on ``previous`` (taking from ``reuse``)."""
         known = {
             i.title_original: i.original_language
             for i in previous.items.values()
             if i.title_original
         }
         ages = Ages.of(previous, settings.crawled_at)
-        return cls(previous, settings, IdIndex.of(previous), known, ages)
+        return cls(previous, settings, IdIndex.of(previous), known, ages, reuse)
 
 
 @dataclass(frozen=True, slots=True)

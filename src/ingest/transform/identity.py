@@ -72,9 +72,13 @@ def claims(comp: Component, index: IdIndex) -> list[Claim]:
 
 
 def _claim(r: Resolved, index: IdIndex) -> Claim:
-    facts = _facts(r)
+    return claim_of(r.id, facts_of(r), index)
+
+
+def claim_of(minted: str, facts: Facts, index: IdIndex) -> Claim:
+    """The claim of the item minted ``minted``, known by ``facts``, on the earlier items."""
     if not index.facts:
-        return Claim(r.id, facts)
+        return Claim(minted, facts)
     found: dict[str, tuple[int, float]] = {}
     for k in facts.keys:
         for p in index.by_key.get(k, ()):
@@ -85,10 +89,13 @@ def _claim(r: Resolved, index: IdIndex) -> Claim:
         for p in index.by_title.get(t, ()):
             if p not in found and _kinds_agree(facts, index.facts[p]):
                 found[p] = (SIMILAR, _ratio(facts, index.facts[p]))
-    return Claim(r.id, facts, tuple((p, tier, score) for p, (tier, score) in sorted(found.items())))
+    return Claim(
+        minted, facts, tuple((p, tier, score) for p, (tier, score) in sorted(found.items()))
+    )
 
 
-def _facts(r: Resolved) -> Facts:
+def facts_of(r: Resolved) -> Facts:
+    """What identity compares of a resolved item."""
     f = r.fields
     own = r.members[0].key if r.members else ""
     summary_keys = sorted({x.key for x in r.members} - {own})

@@ -54,6 +54,7 @@ class Component:
     warnings: list[str] = field(default_factory=list)
     near_merges: int = 0
     order_joins: int = 0
+    digest: str = ""  # of its members and edges, when a later run may reuse it (.group)
 
 
 def resolve_component(units: list[Unit], edges: list[Edge]) -> Component:

@@ -98,6 +98,11 @@ def near_edges(parts: Iterable[Signed]) -> list[Edge]:
     return out
 
 
+def merged(parts: Iterable[Signed]) -> Signed:
+    """The keys of ``parts``, each once and sorted, with their signatures."""
+    return Signed(*_in_key_order(parts))
+
+
 def _in_key_order(parts: Iterable[Signed]) -> tuple[list[str], Any]:
     """Every distinct key once, sorted, with its signature (blind to the parts' order)."""
     at: dict[str, Any] = {}

@@ -28,6 +28,7 @@ from ..records.output import (
 )
 from ..records.vocab import Format, kind_of
 from ..state.ages import Ages
+from .group import GroupMemo
 from .merge import Component, Join, Resolved
 
 Lid = tuple[str, int]
@@ -53,6 +54,7 @@ class Finished:
     decisions: list[Decision] = field(default_factory=list)
     near_merges: int = 0
     order_joins: int = 0
+    memo: GroupMemo | None = None  # what a later run needs to take it as it is (.group)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickled as MessagePack (a Dask worker sends the driver every one): msgspec

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from msgspec import structs
 from xxhash import xxh64
 
-from ..records.internal import PageReject, PageResult
+from ..records.internal import Listing, PageReject, PageResult
 from .topics import TopicGroup, Topics
 
 REASON = "TOPIC_VERSION_SUPERSEDED"
@@ -41,10 +41,9 @@ def contested(topics: Topics) -> frozenset[Page]:
     )
 
 
-def version(page: PageResult) -> int:
+def version(listings: list[Listing]) -> int:
     """A digest of a topic page's listings as its topic shows them: copies of one version
     share it, whatever their encoding or markup."""
-    listings = page.listings
     h = xxh64(repr([x.rank for x in listings]).encode())
     for name in _SHOWN:
         text = "\x1e".join([getattr(x, name) or "" for x in listings])
