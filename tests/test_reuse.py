@@ -32,6 +32,7 @@ from xxhash import xxh3_128_digest
 from conftest import ROOT, SEEDS
 from ingest.cli import main
 from ingest.state import reuse as cache
+from ingest.state.integrity import MANIFEST, digest, file_sum
 
 EXAMPLES = int(os.environ.get("INGEST_REUSE_EXAMPLES", "10"))
 _ENCODINGS = ("utf-8", "utf-8-sig", "utf-16", "gb18030")
@@ -128,8 +129,16 @@ def published(out: Path) -> dict[str, bytes]:
     report.pop("reuse")
     files["report.json"] = json.dumps(report, sort_keys=True).encode()
     files["report.html"] = _LINE.sub(b"", files["report.html"])
-    for name in ("earlier.msgpack", "manifest.json"):
-        files[f"state/{name}"] = (out / "state" / name).read_bytes()
+    for page in sorted((out / "report").iterdir()):
+        files[f"report/{page.name}"] = page.read_bytes()
+    files["state/earlier.msgpack"] = (out / "state" / "earlier.msgpack").read_bytes()
+    # the state's checksums aside from the cache's own files (which differ by design)
+    manifest = json.loads((out / "state" / "manifest.json").read_bytes())
+    manifest["files"] = {n: v for n, v in manifest["files"].items() if not n.startswith("reuse")}
+    files["state/manifest.json"] = json.dumps(manifest, sort_keys=True).encode()
+    marker = json.loads(files[".ingest"])
+    marker.pop("state_manifest")  # the manifest's checksum: it lists the cache's files too
+    files[".ingest"] = json.dumps(marker, sort_keys=True).encode()
     return files
 
 
@@ -265,6 +274,22 @@ def rewrite_index(out: Path, change: Any) -> None:
     path.write_bytes(cache._MAGIC + xxh3_128_digest(body) + body)
 
 
+def resealed(out: Path) -> None:
+    """The state's checksums taken again for the cache's files, as a publish would have
+    written them: what the run meets then is the cache's own check, not the state's."""
+    manifest_path = out / "state" / MANIFEST
+    manifest = json.loads(manifest_path.read_bytes())
+    for name in manifest["files"]:
+        if name.startswith("reuse"):
+            found = file_sum(out / "state" / name)
+            manifest["files"][name] = {"size": found.size, "xxh3_128": found.xxh3_128}
+    data = json.dumps(manifest, indent=1).encode()
+    manifest_path.write_bytes(data)
+    marker = json.loads((out / ".ingest").read_bytes())
+    marker["state_manifest"] = digest(data)
+    (out / ".ingest").write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
+
+
 def poisoned(index: cache.Index) -> cache.Index:
     """Every page's facts with a warning no parse gives: a run that trusted them says so."""
     pages = {
@@ -284,6 +309,7 @@ def test_a_cache_of_another_build_is_ignored_with_a_warning_and_rebuilt(
         m.setattr("ingest.steps.cache.build", lambda: "0/an older ingest/0")
         assert run(SEEDS, out) == 0
     rewrite_index(out, poisoned)  # whole and checksummed, but of another build
+    resealed(out)
     capsys.readouterr()
     took = same_as_full(out, SEEDS, tmp_path)
     assert took["pages_reused"] == took["groups_reused"] == 0
@@ -324,6 +350,7 @@ def test_damaged_blobs_are_never_used_and_what_they_held_is_computed_again(
     for at in range(0, len(data), 97):
         data[at] ^= 0x5A
     pack.write_bytes(bytes(data))
+    resealed(out)  # past the state's check: the blobs' own checksums must catch it
     topic_list = folder / "001_71f134887f74a7d3.txt"  # its groups hold the topic page's
     topic_list.write_bytes(reworded(topic_list.read_bytes(), 5))
     capsys.readouterr()

@@ -161,8 +161,10 @@ def checked(folder: Path, reads: tuple[int, ...]) -> Checked | None:
     version = manifest.get("state_version")
     if not isinstance(version, int) or version not in reads:
         return Checked(manifest, {})
-    if version < SEALED:
-        return Checked(manifest, _legacy(folder, manifest))
+    if version < SEALED:  # no checksums: a reuse cache there cannot be trusted
+        cache = [n for n in sorted(os.listdir(folder / STATE)) if is_cache(n)]
+        why = f"{STATE}/{cache[0]} has no checksum" if cache else None
+        return Checked(manifest, _legacy(folder, manifest), why)
     if sealed_by is None:
         raise DamagedState(folder, f"the checksum of {STATE}/{MANIFEST} is missing from {MARKER}")
     return _listed(folder, manifest)
