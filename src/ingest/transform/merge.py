@@ -3,7 +3,7 @@
 Precedence is item-page > topic-page > topic-list; within a kind, the page's own item
 before its related reading, then the file's sha256 and the listing's offset. So the
 result never depends on the order files were read in. Each item gets a provisional id
-(:func:`~.identity.mint`); the identity step decides the id it is published under.
+(:func:`~.mint.mint`); the identity step decides the id it is published under.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..records.internal import Listing, PageReject, listing_id
 from ..records.output import Conflict, ConflictValue, ItemTopic
 from ..records.vocab import LEVELS, PRECEDENCE, ROLE_ORDER, Format
 from .components import settle
-from .identity import mint
+from .mint import mint
 from .units import Edge, Unit, pages_of
 
 _FIRST = itemgetter(0)
