@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -19,21 +18,6 @@ from typing import Any
 import pytest
 
 from ingest.cli import main
-from ingest.normalize.model_cache import CACHE_ENV
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _cache_of_our_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The tests' decompressed models go to a folder of the session's, not the user's
-    cache (the command lines the tests run inherit it)."""
-    old = os.environ.get(CACHE_ENV)
-    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    if old is None:
-        del os.environ[CACHE_ENV]
-    else:
-        os.environ[CACHE_ENV] = old
-
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT / "seeds"

@@ -143,24 +143,6 @@ def test_a_run_building_on_a_publish_is_the_same_on_dask(tmp_path: Path, cluster
     assert b'"op":"changed"' in outs["dask"]["changes.jsonl"]
 
 
-def test_workers_collect_no_garbage_while_a_run_lasts(cluster: Any) -> None:
-    """A worker holds a share of every record of the run: with the default thresholds it
-    rescans them all, again and again. The run's thresholds go, and the old come back."""
-    import gc
-
-    from dask.distributed import Client
-
-    from ingest.engines.dask import _no_collections
-    from ingest.engines.local import NO_COLLECTIONS
-
-    with Client(cluster) as client:
-        before = client.run(gc.get_threshold)
-        assert set(before.values()) != {NO_COLLECTIONS}
-        with _no_collections(client, restore=True):
-            assert set(client.run(gc.get_threshold).values()) == {NO_COLLECTIONS}
-        assert client.run(gc.get_threshold) == before
-
-
 def test_a_relative_input_path_is_read_by_workers_elsewhere(tmp_path: Path, cluster: Any) -> None:
     """Workers of a scheduler run in a folder of their own: an input path given relative
     to where ``ingest run`` was started must still name the same files there."""
@@ -305,33 +287,6 @@ def test_local_workers_are_forked_and_die_of_sigterm_as_any_process() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:2] == ["[(True, True, True)]"] * 2, proc.stdout
-
-
-_WORKER_LOST = """
-import gc, os, signal, time
-from ingest.engines.cluster import connected
-from ingest.engines.dask import _no_collections
-with connected(None, 2) as client:
-    before = client.run(gc.get_threshold)
-    lost, kept = sorted(before)
-    try:
-        with _no_collections(client, restore=True):
-            client.run(lambda: os.kill(os.getpid(), signal.SIGKILL), workers=[lost])
-    except Exception as e:
-        print("raised", type(e).__name__)
-    print(client.run(gc.get_threshold, workers=[kept]) == {kept: before[kept]})
-"""
-
-
-def test_a_run_that_loses_a_worker_ends() -> None:
-    """A worker killed in a run (out of memory, Ctrl-C): the run's end gives the garbage
-    thresholds back to the workers still there, and does not wait for ever on the one that
-    is gone."""
-    proc = subprocess.run(
-        [sys.executable, "-c", _WORKER_LOST], capture_output=True, text=True, timeout=20
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split("\n")[:2] == ["raised CommClosedError", "True"], proc.stdout
 
 
 _DRIVER_KILLED = """

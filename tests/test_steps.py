@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from conftest import in_fresh_process
-from ingest.engines import heap
 from ingest.engines.local import LocalEngine
 from ingest.steps import Context, Step, run_steps
 
@@ -71,17 +70,6 @@ def test_a_collection_is_let_go_once_its_last_reader_is_done() -> None:
         "d": {"ys", "zs"},  # xs: gone after c
         "e": {"zs", "ws"},  # ys: gone after d
     }
-
-
-def test_a_process_that_ends_with_its_command_keeps_what_the_run_lets_go(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    kept: list[object] = []
-    monkeypatch.setattr(heap, "KEPT", kept)
-    engine = WatchingEngine()
-    run_steps(engine, [1, 2], steps=_FIVE)
-    assert engine.alive_at["e"] == {"inputs", "xs", "ys", "zs", "ws"}  # none freed
-    assert kept == [[1, 2], [2, 4], [4, 8], [4, 8]]  # inputs, xs, ys, zs, as let go
 
 
 def test_summary_keys_travel_once_a_batch_from_the_first_listing_that_has_them() -> None:
@@ -248,79 +236,6 @@ def test_a_child_whose_error_cannot_be_sent_still_never_returns_to_the_run() -> 
     said = _fresh("unpicklable error")
     assert said.startswith("RuntimeError: OSError: [Errno 28] No space left"), said
     assert said.endswith("| left None") and len(said.splitlines()) == 1, said
-
-
-# --------------------------------------------------------------------------- standby
-# A background step that starts with a later step is sent, as its views, to a child forked
-# when the engine was made (before the run's records existed), not forked among them.
-
-_MARK = ["forked before the run"]
-
-
-def _plus_one(x: int) -> int:
-    return x + 1
-
-
-def _what_the_child_saw(values: list[int], ctx: Context) -> tuple[int, str, list[int]]:
-    return os.getpid(), _MARK[0], sorted(values)
-
-
-def _standby_steps(gather: Any = _what_the_child_saw) -> tuple[Step, ...]:
-    bg = Step("bg", "map", "xs", "langs", _double, view=_plus_one, gather=gather)
-    return (
-        Step("a", "map", "inputs", "xs", _double),
-        replace(bg, background=True, start_with="c"),
-        Step("b", "map", "xs", "ys", _double),
-        Step("c", "map", "ys", "zs", _double),
-        Step("d", "map", "zs", "order", _reads_langs, gather=_as_list, needs=("langs",)),
-    )
-
-
-def run_standby_case(case: str) -> str:
-    """One case of a two-job local engine with standby children: what happened, in words."""
-    engine = LocalEngine(jobs=2, standbys=2 if case == "unused" else 1)
-    _MARK[0] = "forked during the run"
-    if case == "died":
-        pid = engine._standbys[0].pid
-        assert pid is not None
-        os.kill(pid, signal.SIGKILL)
-        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # dead (not reaped) before it is sent
-    steps = _standby_steps(_fail if case == "fail" else _what_the_child_saw)
-    try:
-        ctx = run_steps(engine, [1, 2], steps=steps, on_step=lambda s, _: None)
-    except Exception as e:
-        engine.close()
-        return f"{type(e).__name__}: {str(e).splitlines()[-1]} | left {_left()}"
-    engine.close()
-    pid, mark, values = ctx.langs
-    return f"child {pid != os.getpid()}, {mark}, values {values} | left {_left()}"
-
-
-@pytest.mark.parametrize(
-    ("case", "expected"),
-    [
-        # bg's views (x + 1 of xs: 3, 5), doubled, in a child that never saw the run
-        ("ok", "child True, forked before the run, values [6, 10] | left None"),
-        # a standby that died waiting is replaced by a child forked then
-        ("died", "child True, forked during the run, values [6, 10] | left None"),
-        # one no step was given is stopped with the engine
-        ("unused", "child True, forked before the run, values [6, 10] | left None"),
-        # a failing step sent to one fails the run with its traceback
-        ("fail", "RuntimeError: ValueError: a bug in a background step | left None"),
-    ],
-)
-def test_a_step_started_late_is_computed_by_a_child_forked_before_the_run(
-    case: str, expected: str
-) -> None:
-    said = _fresh(case, "run_standby_case")
-    assert said == expected, said
-
-
-def test_one_job_forks_no_standby_child() -> None:
-    engine = LocalEngine(jobs=1, standbys=1)
-    assert engine._standbys == []
-    ctx = run_steps(engine, [1, 2], steps=_standby_steps())
-    assert ctx.langs == (os.getpid(), _MARK[0], [6, 10])
 
 
 # --------------------------------------------------------------------------- cores

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .engines.local import Progress, no_collections
+from .engines.local import Progress
 from .errors import UsageError
 from .extract.discover import InputFile, collect_inputs
 from .extract.read import read_bytes
@@ -59,7 +59,7 @@ def run_job(opts: JobOptions, progress: Callable[[int], Progress | None]) -> Job
     check_apart(opts.paths, opts.out)
     writer = FolderWriter(opts.out)
     inputs = collect_inputs(opts.paths)
-    with writer, no_collections():
+    with writer:
         previous = writer.previous()
         stored = stored_pages(previous) if opts.merge else []
         writer.pack_ahead(inputs, previous)

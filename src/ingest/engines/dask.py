@@ -6,8 +6,7 @@ group function the local engine calls. Only what a step gathers reaches the driv
 facts without their listings, edges, ids, languages and the finished records.
 
 What crosses between processes goes as one pickle per piece (bytes, which Dask sends as
-they are) and straight from the worker that holds it to the one that reads it; workers
-collect no garbage cycles while the run lasts, as the local engine (see ``no_collections``).
+they are) and straight from the worker that holds it to the one that reads it.
 Needs the optional extra: ``pip install 'ingest[dask]'``.
 """
 
@@ -15,14 +14,12 @@ from __future__ import annotations
 
 import pickle
 import time
-from collections.abc import Hashable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from ..records.run import RunOutput
 from ..steps import Context, Step, formed_groups, run_steps
 from .cluster import connected
-from .local import NO_COLLECTIONS, set_gc_threshold
 from .wire import cut, packed, register_sizes, unpacked_pairs
 
 
@@ -225,28 +222,11 @@ def run_dask(
     def timed(step: Step, seconds: float) -> None:
         timing[step.name] = round(seconds, 4)
 
-    with connected(scheduler, workers) as client, _no_collections(client, bool(scheduler)):
+    with connected(scheduler, workers):
         done = run_steps(DaskEngine(max(1, workers * 4)), inputs, ctx, timed)
     assert done.output is not None
     done.output.report.timing.update(timing)
     return done.output
-
-
-@contextmanager
-def _no_collections(client: Any, restore: bool) -> Iterator[None]:
-    """The workers collect no garbage cycles while the run lasts, as the local run (with the
-    default thresholds they rescanned every record they held, again and again: records
-    alone took 2.15 s instead of 1.11 at 25 MB). A scheduler's workers outlive the run:
-    with ``restore`` they get their thresholds back, those the scheduler still has (asking
-    one that was gone waited for ever); the run's own cluster ends with it."""
-    old = client.run(set_gc_threshold, NO_COLLECTIONS)
-    try:
-        yield
-    finally:
-        if restore:
-            alive = set(client.scheduler_info().get("workers", {}))
-            for address in alive & set(old):
-                client.run(set_gc_threshold, old[address], workers=[address], on_error="ignore")
 
 
 register_sizes()  # here, and in each worker: it imports this module for the step functions

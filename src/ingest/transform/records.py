@@ -10,7 +10,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cache
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -158,7 +158,7 @@ def _item(
     )
 
 
-_source_order = itemgetter(0, 4, 3)  # a source's (file, byte_offset, locator)
+_source_order = attrgetter("file", "byte_offset", "locator")
 
 
 def _date(text: str | None) -> dt.date | None:
@@ -193,7 +193,7 @@ def _estimate(
 
 
 def _source(p: Provenance) -> Source:
-    return Source(*p)  # type: ignore[arg-type]  # a provenance's fields, in Source's order
+    return Source(*structs.astuple(p))  # the same fields, in the same order
 
 
 def _related(item_id: str, named: list[str], warnings: list[str]) -> list[str]:
