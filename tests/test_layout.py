@@ -182,3 +182,18 @@ def test_the_circle_check_sees_a_circle_through_a_type_only_import(tmp_path: Pat
     }
     assert cycles(graph) == [["a", "b", "c"]]
     assert cycles({**graph, "c": set()}) == []
+
+
+def rebinds_globals(path: Path) -> list[tuple[int, str]]:
+    """(line, name) of every module global a function of ``path`` rebinds (``global``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        (n.lineno, name) for n in ast.walk(tree) if isinstance(n, ast.Global) for name in n.names
+    ]
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_no_function_keeps_state_in_a_module_global(path: Path) -> None:
+    """A memo or a task kept in a module global outlives the run it was made for and is
+    shared by every run of the process (the tests, a notebook): state goes in arguments."""
+    assert rebinds_globals(path) == [], f"{path.relative_to(SRC)} rebinds module globals"
