@@ -92,14 +92,13 @@ STEPS: tuple[Step, ...] = (
         gather=with_known,
         batched=True,
         pool=True,
-        pool_from=2_000,  # ~50 µs a title: fewer are judged faster than a pool starts
+        pool_from=2_000,  # fewer titles are judged faster than a pool starts
         warm=warm_languages,
         needs=("known",),
-        # only the records step reads them: judged apart while resolve runs, on the core the
-        # driver leaves idle. Started here, beside the order child and the near-duplicate
-        # pool, it slowed the steps the components wait for (1.85 s at 100 MB, 1.2 s now).
-        # After order: an engine that judges them in turn on the driver (Dask) does so while
-        # the workers align the topics, not with the workers idle (Dask 11.97 → 11.70 s)
+        # only the records step reads them: judged apart while resolve runs, on the core
+        # the driver leaves idle, not beside the order child and the near-duplicate pool,
+        # which the components wait for. After order: an engine that judges them in turn
+        # on the driver (Dask) does so while its workers align the topics
         background=True,
         start_with="resolve",
     ),
