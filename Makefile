@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint typecheck pytest schema golden bench bench-publish eval mutation clean
+.PHONY: run test test-slow lint typecheck pytest schema golden bench bench-publish eval mutation clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ typecheck: $(TSTAMP)
 
 pytest: $(TSTAMP)
 	$(BIN)/pytest
+
+# The sweeps make test leaves out: tests marked slow, and every Hypothesis property with
+# the full number of examples (the slow profile: see tests/conftest.py).
+test-slow: $(TSTAMP)
+	HYPOTHESIS_PROFILE=slow $(BIN)/pytest -m 'slow or hypothesis'
 
 schema: $(STAMP)
 	$(BIN)/ingest schema --write
