@@ -455,6 +455,7 @@ def test_unparsed_markup_from_the_fallback_is_dropped() -> None:
     assert any("unparsed markup" in warning for warning in result.warnings)
 
 
+@pytest.mark.slow
 def test_two_megabyte_nested_document_is_fast_and_safe() -> None:
     depth = 100_000
     html = '<div class="n">' * depth + "<p>深处的文字</p>" + "</div>" * depth
@@ -468,6 +469,7 @@ def test_two_megabyte_nested_document_is_fast_and_safe() -> None:
     assert elapsed < 30, f"{elapsed:.1f}s"
 
 
+@pytest.mark.slow
 def test_deep_unclosed_nesting_and_lists_do_not_crash() -> None:
     html = "<ol><li>x" * 20_000 + "<span><b>" * 20_000 + "end"
     result = html_to_text(html)
@@ -475,6 +477,7 @@ def test_deep_unclosed_nesting_and_lists_do_not_crash() -> None:
     assert result.text.startswith("1. x")
 
 
+@pytest.mark.slow
 def test_two_megabyte_wide_document_stays_on_selectolax() -> None:
     html = "<div><p>段落 <b>粗体</b></p></div>\n" * 65_000
     assert len(html) >= 2_000_000

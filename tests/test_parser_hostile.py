@@ -150,6 +150,7 @@ ADVERSARIAL = {
 }
 
 
+@pytest.mark.slow
 def test_b7_i1_adversarial_single_lines_finish(tmp_path: Path) -> None:
     """Huge crafted lines complete (a hang guard, not a benchmark: bench/ owns the timing)."""
     folder = write_files(tmp_path / "adv", dict(ADVERSARIAL))
