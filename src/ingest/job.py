@@ -18,7 +18,7 @@ from typing import Literal
 from .engines.local import Progress
 from .errors import UsageError
 from .extract.discover import InputFile, collect_inputs
-from .extract.read import read_bytes
+from .extract.read import read_ahead, read_bytes
 from .outputs.folder import FolderWriter
 from .outputs.ownership import check_apart
 from .records.run import RunOutput
@@ -62,7 +62,8 @@ def run_job(opts: JobOptions, progress: Callable[[int], Progress | None]) -> Job
     with writer:
         previous = writer.previous()
         stored = stored_pages(previous) if opts.merge else []
-        writer.pack_ahead(inputs, previous)
+        # every input asked of the kernel at once: the parse finds them in its cache
+        read_ahead(f.path for f in inputs if f.problem is None)
         settings = RunSettings("merge" if opts.merge else "snapshot", opts.crawled_at)
         output = _engine(  # the run's context (its index, edges, parts...) ends with it
             opts,

@@ -13,13 +13,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from ..extract.discover import InputFile
 from ..records.run import RunOutput
 from ..state.earlier import with_earlier
 from ..state.pages import InputReader, state_files
 from ..state.previous import MARKER, Previous, load
-from .ahead import PackAhead, pack_ahead
-from .atomic import publish, side_path
+from .atomic import publish
 from .lock import OutputLock
 from .ownership import check_owned, marker
 from .render import render
@@ -32,7 +30,6 @@ class FolderWriter:
     def __init__(self, out_dir: Path) -> None:
         self.target = check_owned(out_dir)
         self._lock = OutputLock(self.target)
-        self._ahead: PackAhead | None = None
 
     def __enter__(self) -> Self:
         self._lock.acquire()
@@ -44,25 +41,14 @@ class FolderWriter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        try:
-            if self._ahead is not None:
-                self._ahead.discard()
-        finally:
-            self._lock.release()
+        self._lock.release()
 
     def previous(self) -> Previous:
         """The publish now in the folder, as the state this run builds on."""
         return load(self.target)
 
-    def pack_ahead(self, inputs: list[InputFile], previous: Previous) -> None:
-        """Start writing the state's new page pack now, beside the folder, while the run
-        goes on (see :mod:`.ahead`); :meth:`write` takes it if it fits."""
-        if self.target.parent.is_dir():
-            self._ahead = pack_ahead(inputs, previous, side_path(self.target, "pack"))
-
     def write(self, run: RunOutput, previous: Previous, read_input: InputReader) -> None:
-        ahead = None if self._ahead is None else self._ahead.take
-        state, links = state_files(run, previous, read_input, ahead)
+        state, links = state_files(run, previous, read_input)
         files = with_earlier(render(run), run)  # after the records' files, with their digests
         publish(self.target, {**files, MARKER: marker(), **state}, links)
 

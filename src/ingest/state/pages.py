@@ -24,9 +24,6 @@ from .previous import STATE, STATE_VERSION, PageRef, Previous
 
 #: Reads the bytes of an input file by the name records give it (None: not an input).
 InputReader = Callable[[str], bytes | None]
-#: The new pack if it was written ahead holding exactly these pages (file, sha256, from
-#: the state), in this order; else None (see :mod:`ingest.outputs.ahead`).
-PackedAhead = Callable[[list[tuple[str, str, bool]]], Path | None]
 
 
 def stored_pages(prev: Previous) -> list[StoredPage]:
@@ -57,11 +54,11 @@ def _read(pack: Path, ref: PageRef) -> bytes:
 
 
 def state_files(
-    run: RunOutput, prev: Previous, read_input: InputReader, ahead: PackedAhead | None = None
+    run: RunOutput, prev: Previous, read_input: InputReader
 ) -> tuple[dict[str, Content], dict[str, Path]]:
     """The files of the new publish's ``state/`` (name → content; the new pack's pages are
     read, checked and written one at a time), and the packs it links (name → path, to be
-    hard-linked): the earlier ones it carries over, and the new one if ``ahead`` has it."""
+    hard-linked): the earlier ones it carries over."""
     sequence = run.report.run.sequence
     pack_name = f"pages-{sequence}.pack"
     earlier = _live_earlier(prev, run)
@@ -89,10 +86,7 @@ def state_files(
         f"{STATE}/{name}": (prev.folder or Path()) / STATE / name
         for name in sorted({r.pack for r in refs} - {pack_name})
     }
-    written_ahead = ahead(to_pack) if ahead is not None and to_pack else None
-    if written_ahead is not None:
-        links[f"{STATE}/{pack_name}"] = written_ahead
-    elif to_pack:
+    if to_pack:
         files[f"{STATE}/{pack_name}"] = Alongside(partial(_pack, to_pack, prev, read_input))
     return files, links
 
