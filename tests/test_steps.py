@@ -11,7 +11,6 @@ import sys
 import threading
 import time
 import weakref
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -350,64 +349,32 @@ class _OrderEngine(LocalEngine):
         return self._apart
 
 
-def _started_later(start_with: str = "c", needs_at: str = "d") -> tuple[Step, ...]:
-    steps = [
+def _with_background() -> tuple[Step, ...]:
+    return (
         Step("a", "map", "inputs", "xs", _double),
-        Step(
-            "bg",
-            "map",
-            "xs",
-            "langs",
-            _double,
-            gather=_as_list,
-            background=True,
-            start_with=start_with,
-        ),
-        Step("b", "map", "xs", "ys", _double),  # the last reader of xs but for bg
+        Step("bg", "map", "xs", "langs", _double, gather=_as_list, background=True),
+        Step("b", "map", "xs", "ys", _double),
         Step("c", "map", "ys", "zs", _double),
-        Step("d", "map", "zs", "order", _reads_langs, gather=_as_list),
-    ]
-    at = [s.name for s in steps].index(needs_at)
-    steps[at] = replace(steps[at], needs=("langs",))
-    return tuple(steps)
-
-
-def test_a_background_step_starts_with_the_step_it_names_and_reads_what_it_read() -> None:
-    """Started apart when c starts, not at its own place; xs, read by b last otherwise,
-    lives until then."""
-    engine = _OrderEngine(apart=True)
-    ctx = run_steps(engine, [1, 2], steps=_started_later())
-    assert engine.events == ["run a", "run b", "start bg", "run c", "run d"]
-    assert ctx.langs == [4, 8]
-    assert ctx.order == [(8, [4, 8]), (16, [4, 8])]
-
-
-def test_a_background_step_run_in_turn_runs_at_its_own_place() -> None:
-    """An engine that would run it in turn runs it where it stands (the Dask engine's
-    languages: on the driver, while the workers align the topics)."""
-    engine = _OrderEngine(apart=False)
-    ctx = run_steps(engine, [1, 2], steps=_started_later())
-    assert engine.events == ["run a", "run bg", "run b", "run c", "run d"]
-    assert ctx.langs == [4, 8]
-
-
-def test_a_background_step_that_finds_no_child_where_it_starts_runs_in_turn_there() -> None:
-    """Where no child can be had when its step comes (a progress bar's thread, no memory
-    left), it runs in turn there, still before the step that needs it."""
-    engine = _OrderEngine(apart=True, forks=False)
-    ctx = run_steps(engine, [1, 2], steps=_started_later())
-    assert engine.events == ["run a", "run b", "run bg", "run c", "run d"]
-    assert ctx.order == [(8, [4, 8]), (16, [4, 8])]
+        Step("d", "map", "zs", "order", _reads_langs, gather=_as_list, needs=("langs",)),
+    )
 
 
 @pytest.mark.parametrize(
-    ("start_with", "needs_at"), [("a", "d"), ("bg", "d"), ("nowhere", "d"), ("c", "c")]
+    ("apart", "forks", "events"),
+    [
+        (True, True, ["run a", "start bg", "run b", "run c", "run d"]),
+        (False, True, ["run a", "run bg", "run b", "run c", "run d"]),  # the Dask languages
+        (True, False, ["run a", "run bg", "run b", "run c", "run d"]),  # no child to be had
+    ],
 )
-def test_a_background_step_must_start_with_a_later_step_before_its_value_is_needed(
-    start_with: str, needs_at: str
+def test_a_background_step_starts_or_runs_at_its_place_and_is_set_before_it_is_needed(
+    apart: bool, forks: bool, events: list[str]
 ) -> None:
-    with pytest.raises(ValueError, match="must be a later step, before every step that needs"):
-        run_steps(_OrderEngine(apart=True), [1, 2], steps=_started_later(start_with, needs_at))
+    engine = _OrderEngine(apart=apart, forks=forks)
+    ctx = run_steps(engine, [1, 2], steps=_with_background())
+    assert engine.events == events
+    assert ctx.langs == [4, 8]
+    assert ctx.order == [(8, [4, 8]), (16, [4, 8])]
 
 
 def test_a_child_is_at_work_until_it_exits_or_where_that_cannot_be_asked_until_read() -> None:

@@ -82,9 +82,6 @@ class Step:
     # only later steps read its value (their ``needs`` name it): an engine may compute it
     # while it runs the steps after it (the local engine: in a forked child)
     background: bool = False
-    # ... and one the engine computes apart is started when the step of this name starts
-    # (where the driver leaves a core idle), not at its own place; run in turn, in place
-    start_with: str = ""
 
 
 class _Withheld:
