@@ -20,7 +20,7 @@ from typing import Any
 from ..records.run import RunOutput
 from ..steps import Context, Step, formed_groups, run_steps
 from .cluster import connected
-from .wire import cut, packed, register_sizes, unpacked_pairs
+from .wire import cut, packed, register_sizes
 
 
 class DaskEngine:
@@ -32,7 +32,7 @@ class DaskEngine:
     def _task(self, step: Step, ctx: Context) -> Any:
         """The step and its context, sent once to every worker, never hashed (they hold
         functions and the gathered values of earlier steps). Not in the graph: the
-        scheduler would unpickle the ids of a 100 MB crawl (14 MB) before any task ran."""
+        scheduler would unpickle every id of the crawl before any task ran."""
         from dask.delayed import delayed
         from distributed import get_client
 
@@ -41,8 +41,8 @@ class DaskEngine:
 
     def _on_driver(self, bag: Any, step: Step, ctx: Context) -> list[Any]:
         """A step that reads a small view of each record and gathers its output: the pairs
-        are made on the workers and grouped on the driver (the summary keys of a 100 MB
-        crawl and their bands are 11 MB; shuffling them cost more than the step's work)."""
+        are made on the workers and grouped on the driver (shuffling a view this small costs
+        more than the step's work)."""
         pairs = _gathered(_pairs(bag, step, self._task(step, ctx)))
         return _grouped([pairs], step, ctx)
 
@@ -73,9 +73,8 @@ class DaskEngine:
     def start(self, bag: Any, step: Step, ctx: Context) -> _Pending | None:
         """A background step's tasks, submitted: the workers compute its value while the
         driver goes on to the next steps. None for a group step that reads a small view:
-        it is formed on the driver, in turn (the languages of a 100 MB crawl: 0.6 s there,
-        against 6 s of the workers' time when each forms its own groups and loads the
-        models, while the summary keys wait for them)."""
+        it is formed on the driver, in turn (where each worker would form its own groups
+        and load the models, while the summary keys wait for them)."""
         if not self.apart(step):
             return None
         group = step.kind == "group"
@@ -96,7 +95,7 @@ class DaskEngine:
         """The step's pairs, each input partition cut into one piece per output partition
         by a stable hash of the key; output partition j gathers the j-th pieces, forms its
         groups and runs the group function: a shuffle of whole lists (P² small tasks), not
-        of records one by one (Dask's task shuffle cost ~80 µs a record)."""
+        of records one by one (Dask's task shuffle)."""
         if _grouped_on_driver(step):
             return self._on_driver(bag, step, ctx)
         return self._keep(self._shuffled(bag, step, ctx), step)
@@ -200,9 +199,9 @@ def _pairs_of_partition(records: Iterable[Any], task: tuple[Step, Context]) -> l
 
 
 def _groups_of(pieces: list[bytes], task: tuple[Step, Context]) -> list[Any]:
-    """One output partition: the pairs of its (packed) pieces, grouped and given to the
+    """One output partition: the pairs of its (pickled) pieces, grouped and given to the
     step's function."""
-    return _grouped((unpacked_pairs(piece) for piece in pieces), *task)
+    return _grouped((pickle.loads(piece) for piece in pieces), *task)
 
 
 def _grouped(batches: Iterable[list[Any]], step: Step, ctx: Context) -> list[Any]:
