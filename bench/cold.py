@@ -12,6 +12,8 @@ def forget_texts() -> None:
     language models, loaded once a process by an unbounded ``cache``, stay)."""
     for module in [m for name, m in sys.modules.items() if name.startswith("ingest")]:
         for value in vars(module).values():
+            if isinstance(value, type):
+                continue  # a class (the memo's protocol), not a memo
             clear = getattr(value, "cache_clear", None)
             params = getattr(value, "cache_parameters", None)
             if clear is not None and (params is None or params()["maxsize"] is not None):
