@@ -137,7 +137,7 @@ def _langid(text: str) -> str | None:
 
 def warm() -> None:
     """Load every detector's model now: before a process pool forks, so that its workers
-    share the parent's copy instead of each loading its own (py3langid: 0.4–1.5 s)."""
+    share the parent's copy instead of each loading its own."""
     _fasttext_model()
     _langid_model()
 
