@@ -3,8 +3,9 @@
 A resource's summary, title and link are on every page that lists it, so the functions
 that clean, key and check them are asked the same text again and again. A memo of a fixed
 number of entries thrashes once a crawl has more distinct texts than entries, which a
-large crawl has. These memos keep every text up to ``MEMO_CHARS`` long until the texts they hold reach ``BUDGET``
-characters, then start over: hostile input of many distinct long texts holds no more.
+large crawl has. These memos keep every text up to ``MEMO_CHARS`` long until the texts
+they hold reach ``BUDGET`` characters, then start over: hostile input of many distinct
+long texts holds no more.
 """
 
 from __future__ import annotations
