@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TSTAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint typecheck pytest test-reuse-slow schema golden bench bench-daily bench-publish bench-page eval mutation clean
+.PHONY: run test test-slow lint typecheck pytest schema golden bench bench-daily bench-publish bench-page eval mutation clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,10 +33,11 @@ typecheck: $(TSTAMP)
 pytest: $(TSTAMP)
 	$(BIN)/pytest
 
-# The daily-run property (a run over the last publish = a run with --full) on many more
-# day-after-day sequences than `make test` draws (500: ten minutes and more on 2 cores).
-test-reuse-slow: $(TSTAMP)
-	INGEST_REUSE_EXAMPLES=500 $(BIN)/pytest -q tests/test_reuse.py -k daily_run
+# The sweeps make test leaves out: tests marked slow, and every Hypothesis property with
+# the full number of examples (the slow profile: see tests/conftest.py), the daily-run
+# property (a run over the last publish = a run with --full) on 100 day sequences.
+test-slow: $(TSTAMP)
+	HYPOTHESIS_PROFILE=slow INGEST_REUSE_EXAMPLES=100 $(BIN)/pytest -m 'slow or hypothesis'
 
 schema: $(STAMP)
 	$(BIN)/ingest schema --write

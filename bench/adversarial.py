@@ -29,7 +29,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cold import forget_texts
-from ingest.engines.local import no_collections
 from ingest.extract.pages import parse_bytes
 from ingest.normalize.language import language_of
 from ingest.normalize.text import key_of
@@ -198,18 +197,17 @@ ROUNDS = 5
 def median_times(runs: list[Callable[[], None]], rounds: int = ROUNDS) -> list[float]:
     """Each run's median time over ``rounds`` rounds, a round timing every run once in turn
     (a machine whose speed drifts drifts for every size alike: five runs of one size, then
-    five of the next, read this machine's swings as growth), with garbage collection as
-    ``ingest run`` sets it, each run as cold as a new process: the texts a run remembers
+    five of the next, read this machine's swings as growth), each run as cold as a new
+    process: the texts a run remembers
     (cleaned fields, match keys, links) would make a small input's second run cheaper than
     its first, and a larger one's not."""
     times: list[list[float]] = [[] for _ in runs]
-    with no_collections():
-        for _ in range(rounds):
-            for run, took in zip(runs, times, strict=True):
-                forget_texts()
-                t = time.perf_counter()
-                run()
-                took.append(time.perf_counter() - t)
+    for _ in range(rounds):
+        for run, took in zip(runs, times, strict=True):
+            forget_texts()
+            t = time.perf_counter()
+            run()
+            took.append(time.perf_counter() - t)
     return [statistics.median(took) for took in times]
 
 

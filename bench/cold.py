@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import sys
 
-from ingest.normalize.memo import forget_all
-
 
 def forget_texts() -> None:
-    """Empty every bounded memo of ingest's (the language models, loaded once a process,
-    stay)."""
-    forget_all()
+    """Empty every bounded memo of ingest's: the text memos and the ``lru_cache``s (the
+    language models, loaded once a process by an unbounded ``cache``, stay)."""
     for module in [m for name, m in sys.modules.items() if name.startswith("ingest")]:
         for value in vars(module).values():
+            if isinstance(value, type):
+                continue  # a class (the memo's protocol), not a memo
+            clear = getattr(value, "cache_clear", None)
             params = getattr(value, "cache_parameters", None)
-            if params is not None and params()["maxsize"] is not None:
-                value.cache_clear()
+            if clear is not None and (params is None or params()["maxsize"] is not None):
+                clear()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cold import forget_texts
-from ingest.engines.local import LocalEngine, no_collections
+from ingest.engines.local import LocalEngine
 from ingest.extract.discover import InputFile, collect_inputs
 from ingest.extract.pages import parse_bytes
 from ingest.outputs.page import render_page
@@ -48,18 +48,17 @@ def main(argv: list[str] | None = None) -> int:
         times[step.name] = seconds
 
     inputs = collect_inputs([args.corpus])
-    with no_collections():
-        ctx = run_steps(LocalEngine(args.jobs), inputs, on_step=timed)
-        assert ctx.output is not None
-        t = time.perf_counter()
-        page = render_page(ctx.output)
-        times["render report.html"] = time.perf_counter() - t
-        t = time.perf_counter()
-        files = render(ctx.output)
-        for name, content in files.items():
-            if name.endswith((".jsonl", ".json")):
-                content_bytes(content)
-        times["render JSON"] = time.perf_counter() - t
+    ctx = run_steps(LocalEngine(args.jobs), inputs, on_step=timed)
+    assert ctx.output is not None
+    t = time.perf_counter()
+    page = render_page(ctx.output)
+    times["render report.html"] = time.perf_counter() - t
+    t = time.perf_counter()
+    files = render(ctx.output)
+    for name, content in files.items():
+        if name.endswith((".jsonl", ".json")):
+            content_bytes(content)
+    times["render JSON"] = time.perf_counter() - t
     total = sum(times.values())
     for name, seconds in times.items():
         print(f"{seconds:8.2f} s {100 * seconds / total:5.1f} %  {name}")
@@ -85,14 +84,13 @@ def per_kind(inputs: list[InputFile], repeat: int = 1) -> None:
         seconds: dict[str, float] = {}
         listings.clear()
         files.clear()
-        with no_collections():
-            for name, raw in data:
-                t = time.perf_counter()
-                result = parse_bytes(name, raw)
-                kind = result.format or "rejected"
-                seconds[kind] = seconds.get(kind, 0.0) + time.perf_counter() - t
-                listings[kind] = listings.get(kind, 0) + result.listings_read
-                files[kind] = files.get(kind, 0) + 1
+        for name, raw in data:
+            t = time.perf_counter()
+            result = parse_bytes(name, raw)
+            kind = result.format or "rejected"
+            seconds[kind] = seconds.get(kind, 0.0) + time.perf_counter() - t
+            listings[kind] = listings.get(kind, 0) + result.listings_read
+            files[kind] = files.get(kind, 0) + 1
         runs.append(seconds)
     shown = f", fastest and median of {repeat}" if repeat > 1 else ""
     print(f"\nparsing per page kind (one process, bytes in memory, memos empty{shown}):")

@@ -11,28 +11,31 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from ingest.cli import main
-from ingest.normalize.model_cache import CACHE_ENV
+
+#: Hypothesis profiles. ``default`` (``make test``): few examples of each property that runs
+#: the whole command line; ``slow`` (``make test-slow``, ``HYPOTHESIS_PROFILE=slow``): the
+#: full sweep. Both derandomized: a failure is found again on the next run.
+SLOW = os.environ.get("HYPOTHESIS_PROFILE") == "slow"
+_SUPPRESSED = [HealthCheck.too_slow, HealthCheck.data_too_large]
+settings.register_profile(
+    "default", derandomize=True, database=None, deadline=None, suppress_health_check=_SUPPRESSED
+)
+settings.register_profile("slow", settings.get_profile("default"))
+settings.load_profile("slow" if SLOW else "default")
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _cache_of_our_own(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The tests' decompressed models go to a folder of the session's, not the user's
-    cache (the command lines the tests run inherit it)."""
-    old = os.environ.get(CACHE_ENV)
-    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    if old is None:
-        del os.environ[CACHE_ENV]
-    else:
-        os.environ[CACHE_ENV] = old
+def cli_examples(full: int) -> int:
+    """The examples a property that runs ``ingest run`` once an example gets: ``full``
+    under the slow profile, a tenth of it (at least 10) otherwise."""
+    return full if SLOW else max(10, full // 10)
 
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,9 +25,7 @@ from ingest.extract.decode import (
     incomplete_utf8_tail,
 )
 from ingest.extract.pages import parse_bytes
-from ingest.extract.parse import topic_frame
 from ingest.extract.parse.base import (
-    DETECTION_CHARS,
     LINE_BREAK,
     Page,
     line_at,
@@ -50,7 +48,7 @@ def _unlike_default(f: Any) -> Any:
         "index": 6,
         "original_is_chinese": True,
         "stored": True,
-        "related_idx": [1, 2],
+        "related_idx": (1, 2),
         "crawled_at": dt.date(2026, 11, 30),
     }.get(f.name, f"{f.name}-value")
 
@@ -199,31 +197,6 @@ def test_heading_lines_found_with_rfind_are_the_patterns(parts: list[str], data:
     for before in befores:
         found = list(heading_starts(text, before))
         assert found[::-1] == _plain_heading_starts(text, before), (text, before)
-
-
-_FRAME_PIECES = ["# 标题 说明\n", "- 所属：类\n", "- 网站：x\n", "## 列表\n", "前言\n", " "]
-_FRAMEISH = st.lists(st.sampled_from([*_FRAME_PIECES, "1. [t](u)（博客 · 入门）：摘要\n"]))
-
-
-@given(st.lists(st.tuples(_FRAMEISH, st.integers(0, 200) | st.none()), min_size=1, max_size=6))
-def test_a_frame_located_again_is_the_frame_of_that_text_and_bound(
-    asked: list[tuple[list[str], int | None]],
-) -> None:
-    """Each answer is what the text and bound give, whatever was asked before: the same
-    text object twice, another text equal to it, another bound."""
-    texts = ["".join(parts) for parts, _ in asked]
-    for text, (_, bound) in zip([*texts, *texts[::-1]], [*asked, *asked[::-1]], strict=True):
-        first = None if bound is None else min(bound, len(text))
-        assert topic_frame.locate(text, first) == topic_frame._located(text, first)
-
-
-def test_a_frame_is_kept_only_with_a_text_detection_reads_whole() -> None:
-    short = "# 标题\n- 所属：类\n1. [t](u)（博客 · 入门）：摘要\n"
-    topic_frame.locate(short, short.index("1."))
-    assert topic_frame._LAST is not None and topic_frame._LAST[0] is short
-    long = short + "摘要" * DETECTION_CHARS
-    topic_frame.locate(long, short.index("1."))
-    assert topic_frame._LAST is None  # a long page's text is not kept alive
 
 
 @given(st.lists(st.sampled_from(["\r", "\n", "\r\n", "a", "学", "\udcff", "𠀀"]), max_size=30))

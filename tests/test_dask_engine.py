@@ -164,24 +164,6 @@ def test_a_run_building_on_a_publish_is_the_same_on_dask(tmp_path: Path, cluster
     assert b'"op":"changed"' in outs["dask"]["changes.jsonl"]
 
 
-def test_workers_collect_no_garbage_while_a_run_lasts(cluster: Any) -> None:
-    """A worker holds a share of every record of the run: with the default thresholds it
-    rescans them all, again and again. The run's thresholds go, and the old come back."""
-    import gc
-
-    from dask.distributed import Client
-
-    from ingest.engines.dask import _no_collections
-    from ingest.engines.local import NO_COLLECTIONS
-
-    with Client(cluster) as client:
-        before = client.run(gc.get_threshold)
-        assert set(before.values()) != {NO_COLLECTIONS}
-        with _no_collections(client, restore=True):
-            assert set(client.run(gc.get_threshold).values()) == {NO_COLLECTIONS}
-        assert client.run(gc.get_threshold) == before
-
-
 def test_a_relative_input_path_is_read_by_workers_elsewhere(tmp_path: Path, cluster: Any) -> None:
     """Workers of a scheduler run in a folder of their own: an input path given relative
     to where ``ingest run`` was started must still name the same files there."""
@@ -238,39 +220,26 @@ def test_dask_knows_what_parsed_pages_weigh() -> None:
         assert sizeof(records) >= len(pickle.dumps(records)), type(records[0])
 
 
-def test_shuffled_pairs_cross_in_their_codec_and_come_back_equal() -> None:
-    """Order points and bare keys, keyed by a text, cross as MessagePack; listings, any
-    other pairs and text MessagePack cannot hold are pickled; all come back as they went,
-    and listings that shared a string (a key is its summary here) still share it."""
-    from ingest.engines.wire import packed_pairs, unpacked_pairs
+def test_a_partitions_pairs_are_cut_by_key_and_come_back_as_they_went() -> None:
+    """Each key's pairs land in one piece, the same for every partition (a stable hash, not
+    Python's salted one, of any key, a lone surrogate too); unpickled, the pieces hold every
+    pair, and listings that shared a string (a key is its summary here) still share it."""
+    import pickle
+
+    from ingest.engines.wire import cut
     from ingest.extract.discover import collect_inputs
     from ingest.extract.pages import extract_page
-    from ingest.transform.align import order_point
 
     listings = [x for f in collect_inputs([str(SEEDS)]) for x in extract_page(f).listings]
     for x in listings:
         x.key = x.summary_zh
-    point = order_point(listings[0])
-    cases = [
-        (b"O", [(x.key, order_point(x)) for x in listings]),
-        (b"N", [(x.key, None) for x in listings]),
-        (b"P", [(x.key, x) for x in listings]),
-        (b"P", [(1, "a"), (2, "b")]),  # another kind of key and value
-        (b"P", [("a lone surrogate \udcff", None)]),
-        (b"P", [("a", None), ("b", 5)]),  # values of two types
-        (b"P", [("a", point), ("b", tuple(point))]),  # a plain tuple is no order point
-        (b"P", [["a", None]]),  # a list is no pair
-        (b"P", [("a", point._replace(rank=2**70))]),  # more than MessagePack's integers
-    ]
-    for tag, pairs in cases:
-        packed = packed_pairs(pairs)
-        assert packed[:1] == tag
-        back = unpacked_pairs(packed)
-        assert back == pairs
-        assert [[type(v) for v in p] for p in back] == [[type(v) for v in p] for p in pairs]
-        assert [type(p) for p in back] == [type(p) for p in pairs]
-    back = unpacked_pairs(packed_pairs([(x.key, x) for x in listings]))
-    assert all(key is x.summary_zh is x.key for key, x in back)
+    pairs = [(x.key, x) for x in listings] + [(1, "a"), ("a lone surrogate \udcff", None)]
+    pieces = [pickle.loads(piece) for piece in cut(pairs, 4)]
+    assert sorted(map(repr, (p for piece in pieces for p in piece))) == sorted(map(repr, pairs))
+    again = [pickle.loads(piece) for piece in cut(list(reversed(pairs)), 4)]
+    for n, piece in enumerate(pieces):
+        assert {repr(k) for k, _ in piece} == {repr(k) for k, _ in again[n]}
+    assert all(key is x.summary_zh for piece in pieces for key, x in piece if key != 1 and x)
 
 
 _ENDS_CLEAN = """
@@ -329,33 +298,6 @@ def test_local_workers_are_forked_and_die_of_sigterm_as_any_process() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:2] == ["[(True, True, True)]"] * 2, proc.stdout
-
-
-_WORKER_LOST = """
-import gc, os, signal, time
-from ingest.engines.cluster import connected
-from ingest.engines.dask import _no_collections
-with connected(None, 2) as client:
-    before = client.run(gc.get_threshold)
-    lost, kept = sorted(before)
-    try:
-        with _no_collections(client, restore=True):
-            client.run(lambda: os.kill(os.getpid(), signal.SIGKILL), workers=[lost])
-    except Exception as e:
-        print("raised", type(e).__name__)
-    print(client.run(gc.get_threshold, workers=[kept]) == {kept: before[kept]})
-"""
-
-
-def test_a_run_that_loses_a_worker_ends() -> None:
-    """A worker killed in a run (out of memory, Ctrl-C): the run's end gives the garbage
-    thresholds back to the workers still there, and does not wait for ever on the one that
-    is gone."""
-    proc = subprocess.run(
-        [sys.executable, "-c", _WORKER_LOST], capture_output=True, text=True, timeout=20
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split("\n")[:2] == ["raised CommClosedError", "True"], proc.stdout
 
 
 _DRIVER_KILLED = """

@@ -244,12 +244,16 @@ def records(markup: str) -> dict[str, Any]:
         }
 
 
-@pytest.mark.parametrize("name", FIXTURE_PAGES)
-def test_chrome_elements_anywhere_cost_nothing(name: str) -> None:
+def _chrome_costs_nothing(name: str, sweep: bool) -> None:
+    """Site chrome put in at every place of a fixture page: the page's records are those of
+    the clean page. ``sweep``: every element at every place; else one element a place, a
+    different one each (every element is put in somewhere over the fixtures)."""
     clean = records((FIXTURES / name).read_text(encoding="utf-8"))
     assert clean["rejects"] == []
-    for place, template in places(name).items():
-        for element in CHROME_ELEMENTS:
+    offset = FIXTURE_PAGES.index(name)
+    for n, (place, template) in enumerate(places(name).items()):
+        one = CHROME_ELEMENTS[(offset + n) % len(CHROME_ELEMENTS)]
+        for element in CHROME_ELEMENTS if sweep else [one]:
             got = records(template.replace("{chrome}", element))
             what = f"{name}, {place}: {element}"
             assert got["rejects"] == [], what
@@ -258,3 +262,14 @@ def test_chrome_elements_anywhere_cost_nothing(name: str) -> None:
             assert got["file"]["marks"] == clean["file"]["marks"], what
             said = " ".join(got["file"]["warnings"])
             assert "CHROME_REMOVED" in said or "LINES_SKIPPED" in said, what
+
+
+@pytest.mark.parametrize("name", FIXTURE_PAGES)
+def test_chrome_elements_anywhere_cost_nothing(name: str) -> None:
+    _chrome_costs_nothing(name, sweep=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FIXTURE_PAGES)
+def test_every_chrome_element_at_every_place_costs_nothing(name: str) -> None:
+    _chrome_costs_nothing(name, sweep=True)

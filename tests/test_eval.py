@@ -18,6 +18,8 @@ import pytest
 from conftest import ROOT, load_script
 
 FLOORS = ROOT / "tests" / "eval" / "floors.json"
+#: Every labelled case through the command line: a sweep of its own (make test-slow).
+pytestmark = pytest.mark.slow
 
 
 def _module(name: str) -> ModuleType:

@@ -5,7 +5,8 @@ never given to a second resource."""
 from __future__ import annotations
 
 from ingest.state.index import Facts, IdIndex
-from ingest.transform.identity import EXACT, SIMILAR, Claim, assign, mint
+from ingest.transform.identity import EXACT, SIMILAR, Claim, assign
+from ingest.transform.mint import mint
 
 
 def facts(*keys: str, titles: tuple[str, ...] = ()) -> Facts:

@@ -1,4 +1,6 @@
-"""The tree reads as the pipeline: each layer imports only the layers before it.
+"""The tree reads as the pipeline: each layer imports only the layers before it, and no
+module imports, however indirectly, one that imports it (within a layer too; an import
+made only for type checking or inside a function counts).
 
 records → reader → normalize → extract → state → transform → steps → engines → outputs →
 job → schema → commands → cli.
@@ -105,3 +107,98 @@ def test_the_layer_check_sees_a_bad_import(tmp_path: Path) -> None:
         (5, "ingest.records.internal"),
     ]
     assert [_layer(m) for _, m in found] == ["transform", "steps", "cli", "__init__", "records"]
+
+
+def _module_of(name: str) -> str | None:
+    """The ingest module an imported name is, or is in (``ingest.transform.merge.Component``
+    → ``ingest.transform.merge``); None for the package's own ``__init__``."""
+    parts = name.split(".")
+    while len(parts) > 1:
+        path = SRC.joinpath(*parts[1:])
+        if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file():
+            return ".".join(parts)
+        parts.pop()
+    return None
+
+
+def _name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(paths: list[Path]) -> dict[str, set[str]]:
+    """Module → the ingest modules it imports (a package's ``__init__`` as the package)."""
+    graph: dict[str, set[str]] = {}
+    for path in paths:
+        package = list(path.relative_to(SRC.parent).parts[:-1])
+        found = {_module_of(m) for _, m in _imports(path, package)}
+        graph[_name(path)] = {m for m in found if m is not None and m != _name(path)}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph``: each strongly connected group of modules of more than
+    one (Tarjan's algorithm), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_module_imports_a_module_that_imports_it() -> None:
+    assert cycles(import_graph(_modules())) == []
+
+
+def test_the_circle_check_sees_a_circle_through_a_type_only_import(tmp_path: Path) -> None:
+    """The checker itself: a circle closed by an import under ``TYPE_CHECKING`` is one."""
+    a = tmp_path / "a.py"
+    a.write_text("from .b import B\n", encoding="utf-8")
+    b = tmp_path / "b.py"
+    b.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .c import C\n")
+    c = tmp_path / "c.py"
+    c.write_text("def f():\n    from .a import A\n", encoding="utf-8")
+    graph = {
+        name: {m.removeprefix("ingest.x.") for _, m in _imports(p, ["ingest", "x"])}
+        for name, p in (("a", a), ("b", b), ("c", c))
+    }
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({**graph, "c": set()}) == []
+
+
+def rebinds_globals(path: Path) -> list[tuple[int, str]]:
+    """(line, name) of every module global a function of ``path`` rebinds (``global``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        (n.lineno, name) for n in ast.walk(tree) if isinstance(n, ast.Global) for name in n.names
+    ]
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_no_function_keeps_state_in_a_module_global(path: Path) -> None:
+    """A memo or a task kept in a module global outlives the run it was made for and is
+    shared by every run of the process (the tests, a notebook): state goes in arguments."""
+    assert rebinds_globals(path) == [], f"{path.relative_to(SRC)} rebinds module globals"

@@ -18,10 +18,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ITEM_PAGE, ROOT, TOPIC_LIST, TOPIC_PAGE, Out, seed_text, write_files
+from conftest import (
+    ITEM_PAGE,
+    ROOT,
+    TOPIC_LIST,
+    TOPIC_PAGE,
+    Out,
+    cli_examples,
+    seed_text,
+    write_files,
+)
 from ingest.cli import main
 from test_topic_page import FOOTER, HEADER, S1, S2, S3, listing, page
 
@@ -63,13 +72,7 @@ def only_reject(out: Out) -> dict[str, Any]:
 # --------------------------------------------------------------------------- B. file level
 
 
-@settings(
-    derandomize=True,
-    deadline=None,
-    database=None,
-    max_examples=60,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@settings(max_examples=cli_examples(60))
 @given(
     st.text(alphabet=" \t\r\n\u3000\u00a0\ufeff", max_size=40),
     st.sampled_from(["utf-8", "utf-8-sig", "utf-16"]),
@@ -147,6 +150,7 @@ ADVERSARIAL = {
 }
 
 
+@pytest.mark.slow
 def test_b7_i1_adversarial_single_lines_finish(tmp_path: Path) -> None:
     """Huge crafted lines complete (a hang guard, not a benchmark: bench/ owns the timing)."""
     folder = write_files(tmp_path / "adv", dict(ADVERSARIAL))

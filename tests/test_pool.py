@@ -154,31 +154,6 @@ def test_a_worker_killed_during_a_run_exits_2_and_publishes_nothing(tmp_path: Pa
     assert not out.exists()
 
 
-def test_a_standby_child_killed_while_it_waits_costs_the_run_nothing(tmp_path: Path) -> None:
-    """Through the command line: the child standing by for the languages step is killed
-    (as the out-of-memory killer may pick it); the run forks another when the step comes
-    and publishes what a one-job run publishes."""
-    dumps = tmp_path / "dumps"
-    dumps.mkdir()
-    page = TOPIC_PAGE.read_bytes()
-    for i in range(400):
-        (dumps / f"t{i:04}.txt").write_bytes(page)
-    out, alone = tmp_path / "out", tmp_path / "alone"
-    run = [sys.executable, "-m", "ingest", "run", str(dumps), "--quiet", "--jobs"]
-    proc = subprocess.Popen([*run, "2", "--out", str(out)], cwd=ROOT, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None and not _workers(proc.pid):
-        time.sleep(0.01)  # the standby child is forked before the parse workers
-    standby = _workers(proc.pid, "ingest-standby")
-    assert standby, "the run went past its parse before the standby child could be killed"
-    os.kill(standby[0], signal.SIGKILL)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
-    subprocess.run([*run, "1", "--out", str(alone)], cwd=ROOT, check=True)
-    for name in ("items.jsonl", "topics.jsonl", "rejects.jsonl", "report.html"):
-        assert (out / name).read_bytes() == (alone / name).read_bytes(), name
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc (Linux)")
 def test_the_workers_die_with_a_run_killed_outright(tmp_path: Path) -> None:
     """Through the command line: the run killed mid-parse (kill -9, as the out-of-memory

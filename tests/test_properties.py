@@ -2,8 +2,8 @@
 
 Every example runs ``ingest.cli.main(["run", ...])`` in-process, exactly as the ``ingest``
 fixture of conftest.py does, but on a fresh temporary folder per Hypothesis example (a
-function-scoped fixture is not reset between examples). CI profile: derandomized, ~100-200
-examples per property, no deadline.
+function-scoped fixture is not reset between examples). Derandomized, no deadline; the
+slow profile (``make test-slow``) runs 24-200 examples per property, the default a tenth.
 
 - Totality (P3) and conservation (P1): arbitrary bytes, and seed pages mutated by operators
   drawn with ``st.data()``; every run exits 0, writes the four files, and the accounting
@@ -25,23 +25,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, event, example, given, settings
+from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import ITEM_PAGE, TOPIC_LIST, TOPIC_PAGE, multiline_topic_page
+from conftest import ITEM_PAGE, TOPIC_LIST, TOPIC_PAGE, cli_examples, multiline_topic_page
 from ingest.cli import main
-
-_CI = settings(
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 
 
 def ci(examples: int) -> settings:
-    """The CI profile with ``examples`` examples."""
-    return settings(_CI, max_examples=examples)
+    """``examples`` examples under the slow profile, fewer by default (see conftest)."""
+    return settings(max_examples=cli_examples(examples))
 
 
 SEEDS: dict[str, bytes] = {p.name: p.read_bytes() for p in (TOPIC_PAGE, TOPIC_LIST, ITEM_PAGE)}

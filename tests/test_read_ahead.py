@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEEDS
+from conftest import SEEDS, run_python
 from ingest.extract import read
 from ingest.extract.read import read_ahead
-from test_pack_ahead import run
 
 SIZE = 256 * 1024
 
@@ -104,27 +103,34 @@ def test_what_is_not_a_regular_file_is_passed_over_without_waiting(tmp_path: Pat
     assert in_cache_soon(a)
 
 
-#: Records, in the child that packs ahead, the inputs it reads ahead and its priority then.
+#: Records the inputs a run asks the kernel to read ahead, before any is parsed.
 RECORDED = """
-import json, os
-import ingest.outputs.ahead as ahead
-real = ahead.read_ahead
+import json, os, sys
+import ingest.extract.pages as pages
+import ingest.job as job
+parsed = []
+real_parse = pages.parse_file
+def parse_file(*args, **kwargs):
+    parsed.append(True)
+    return real_parse(*args, **kwargs)
+pages.parse_file = parse_file
 def read_ahead(paths):
     paths = list(paths)
     with open(os.environ["READ_AHEAD_LOG"], "w") as fh:
-        json.dump({"files": sorted(p.name for p in paths),
-                   "idle": os.sched_getscheduler(0) == os.SCHED_IDLE}, fh)
-    return real(paths)
-ahead.read_ahead = read_ahead
+        json.dump({"files": sorted(p.name for p in paths), "parsed": len(parsed)}, fh)
+    return len(paths)
+job.read_ahead = read_ahead
+from ingest.cli import main
+sys.exit(main(sys.argv[1:]))
 """
 
 
-def test_a_run_reads_every_input_ahead_before_its_priority_is_lowered(
+def test_a_run_asks_for_every_input_ahead_before_it_parses_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = tmp_path / "read-ahead.json"
     monkeypatch.setenv("READ_AHEAD_LOG", str(log))
-    proc = run(RECORDED, str(SEEDS), "--out", str(tmp_path / "out"))
+    proc = run_python("-c", RECORDED, "run", str(SEEDS), "--out", str(tmp_path / "out"))
     assert proc.returncode == 0, proc.stderr
     said = json.loads(log.read_text())
-    assert said == {"files": sorted(p.name for p in SEEDS.iterdir()), "idle": False}
+    assert said == {"files": sorted(p.name for p in SEEDS.iterdir()), "parsed": 0}

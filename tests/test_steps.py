@@ -11,13 +11,11 @@ import sys
 import threading
 import time
 import weakref
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from conftest import in_fresh_process
-from ingest.engines import heap
 from ingest.engines.local import LocalEngine
 from ingest.steps import Context, Step, run_steps
 
@@ -71,17 +69,6 @@ def test_a_collection_is_let_go_once_its_last_reader_is_done() -> None:
         "d": {"ys", "zs"},  # xs: gone after c
         "e": {"zs", "ws"},  # ys: gone after d
     }
-
-
-def test_a_process_that_ends_with_its_command_keeps_what_the_run_lets_go(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    kept: list[object] = []
-    monkeypatch.setattr(heap, "KEPT", kept)
-    engine = WatchingEngine()
-    run_steps(engine, [1, 2], steps=_FIVE)
-    assert engine.alive_at["e"] == {"inputs", "xs", "ys", "zs", "ws"}  # none freed
-    assert kept == [[1, 2], [2, 4], [4, 8], [4, 8]]  # inputs, xs, ys, zs, as let go
 
 
 def test_summary_keys_travel_once_a_batch_from_the_first_listing_that_has_them() -> None:
@@ -250,79 +237,6 @@ def test_a_child_whose_error_cannot_be_sent_still_never_returns_to_the_run() -> 
     assert said.endswith("| left None") and len(said.splitlines()) == 1, said
 
 
-# --------------------------------------------------------------------------- standby
-# A background step that starts with a later step is sent, as its views, to a child forked
-# when the engine was made (before the run's records existed), not forked among them.
-
-_MARK = ["forked before the run"]
-
-
-def _plus_one(x: int) -> int:
-    return x + 1
-
-
-def _what_the_child_saw(values: list[int], ctx: Context) -> tuple[int, str, list[int]]:
-    return os.getpid(), _MARK[0], sorted(values)
-
-
-def _standby_steps(gather: Any = _what_the_child_saw) -> tuple[Step, ...]:
-    bg = Step("bg", "map", "xs", "langs", _double, view=_plus_one, gather=gather)
-    return (
-        Step("a", "map", "inputs", "xs", _double),
-        replace(bg, background=True, start_with="c"),
-        Step("b", "map", "xs", "ys", _double),
-        Step("c", "map", "ys", "zs", _double),
-        Step("d", "map", "zs", "order", _reads_langs, gather=_as_list, needs=("langs",)),
-    )
-
-
-def run_standby_case(case: str) -> str:
-    """One case of a two-job local engine with standby children: what happened, in words."""
-    engine = LocalEngine(jobs=2, standbys=2 if case == "unused" else 1)
-    _MARK[0] = "forked during the run"
-    if case == "died":
-        pid = engine._standbys[0].pid
-        assert pid is not None
-        os.kill(pid, signal.SIGKILL)
-        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # dead (not reaped) before it is sent
-    steps = _standby_steps(_fail if case == "fail" else _what_the_child_saw)
-    try:
-        ctx = run_steps(engine, [1, 2], steps=steps, on_step=lambda s, _: None)
-    except Exception as e:
-        engine.close()
-        return f"{type(e).__name__}: {str(e).splitlines()[-1]} | left {_left()}"
-    engine.close()
-    pid, mark, values = ctx.langs
-    return f"child {pid != os.getpid()}, {mark}, values {values} | left {_left()}"
-
-
-@pytest.mark.parametrize(
-    ("case", "expected"),
-    [
-        # bg's views (x + 1 of xs: 3, 5), doubled, in a child that never saw the run
-        ("ok", "child True, forked before the run, values [6, 10] | left None"),
-        # a standby that died waiting is replaced by a child forked then
-        ("died", "child True, forked during the run, values [6, 10] | left None"),
-        # one no step was given is stopped with the engine
-        ("unused", "child True, forked before the run, values [6, 10] | left None"),
-        # a failing step sent to one fails the run with its traceback
-        ("fail", "RuntimeError: ValueError: a bug in a background step | left None"),
-    ],
-)
-def test_a_step_started_late_is_computed_by_a_child_forked_before_the_run(
-    case: str, expected: str
-) -> None:
-    said = _fresh(case, "run_standby_case")
-    assert said == expected, said
-
-
-def test_one_job_forks_no_standby_child() -> None:
-    engine = LocalEngine(jobs=1, standbys=1)
-    assert engine._standbys == []
-    ctx = run_steps(engine, [1, 2], steps=_standby_steps())
-    assert ctx.langs == (os.getpid(), _MARK[0], [6, 10])
-
-
 # --------------------------------------------------------------------------- cores
 # A pool step gets ``jobs`` processes less the background children still at work.
 
@@ -435,64 +349,32 @@ class _OrderEngine(LocalEngine):
         return self._apart
 
 
-def _started_later(start_with: str = "c", needs_at: str = "d") -> tuple[Step, ...]:
-    steps = [
+def _with_background() -> tuple[Step, ...]:
+    return (
         Step("a", "map", "inputs", "xs", _double),
-        Step(
-            "bg",
-            "map",
-            "xs",
-            "langs",
-            _double,
-            gather=_as_list,
-            background=True,
-            start_with=start_with,
-        ),
-        Step("b", "map", "xs", "ys", _double),  # the last reader of xs but for bg
+        Step("bg", "map", "xs", "langs", _double, gather=_as_list, background=True),
+        Step("b", "map", "xs", "ys", _double),
         Step("c", "map", "ys", "zs", _double),
-        Step("d", "map", "zs", "order", _reads_langs, gather=_as_list),
-    ]
-    at = [s.name for s in steps].index(needs_at)
-    steps[at] = replace(steps[at], needs=("langs",))
-    return tuple(steps)
-
-
-def test_a_background_step_starts_with_the_step_it_names_and_reads_what_it_read() -> None:
-    """Started apart when c starts, not at its own place; xs, read by b last otherwise,
-    lives until then."""
-    engine = _OrderEngine(apart=True)
-    ctx = run_steps(engine, [1, 2], steps=_started_later())
-    assert engine.events == ["run a", "run b", "start bg", "run c", "run d"]
-    assert ctx.langs == [4, 8]
-    assert ctx.order == [(8, [4, 8]), (16, [4, 8])]
-
-
-def test_a_background_step_run_in_turn_runs_at_its_own_place() -> None:
-    """An engine that would run it in turn runs it where it stands (the Dask engine's
-    languages: on the driver, while the workers align the topics)."""
-    engine = _OrderEngine(apart=False)
-    ctx = run_steps(engine, [1, 2], steps=_started_later())
-    assert engine.events == ["run a", "run bg", "run b", "run c", "run d"]
-    assert ctx.langs == [4, 8]
-
-
-def test_a_background_step_that_finds_no_child_where_it_starts_runs_in_turn_there() -> None:
-    """Where no child can be had when its step comes (a progress bar's thread, no memory
-    left), it runs in turn there, still before the step that needs it."""
-    engine = _OrderEngine(apart=True, forks=False)
-    ctx = run_steps(engine, [1, 2], steps=_started_later())
-    assert engine.events == ["run a", "run b", "run bg", "run c", "run d"]
-    assert ctx.order == [(8, [4, 8]), (16, [4, 8])]
+        Step("d", "map", "zs", "order", _reads_langs, gather=_as_list, needs=("langs",)),
+    )
 
 
 @pytest.mark.parametrize(
-    ("start_with", "needs_at"), [("a", "d"), ("bg", "d"), ("nowhere", "d"), ("c", "c")]
+    ("apart", "forks", "events"),
+    [
+        (True, True, ["run a", "start bg", "run b", "run c", "run d"]),
+        (False, True, ["run a", "run bg", "run b", "run c", "run d"]),  # the Dask languages
+        (True, False, ["run a", "run bg", "run b", "run c", "run d"]),  # no child to be had
+    ],
 )
-def test_a_background_step_must_start_with_a_later_step_before_its_value_is_needed(
-    start_with: str, needs_at: str
+def test_a_background_step_starts_or_runs_at_its_place_and_is_set_before_it_is_needed(
+    apart: bool, forks: bool, events: list[str]
 ) -> None:
-    with pytest.raises(ValueError, match="must be a later step, before every step that needs"):
-        run_steps(_OrderEngine(apart=True), [1, 2], steps=_started_later(start_with, needs_at))
+    engine = _OrderEngine(apart=apart, forks=forks)
+    ctx = run_steps(engine, [1, 2], steps=_with_background())
+    assert engine.events == events
+    assert ctx.langs == [4, 8]
+    assert ctx.order == [(8, [4, 8]), (16, [4, 8])]
 
 
 def test_a_child_is_at_work_until_it_exits_or_where_that_cannot_be_asked_until_read() -> None:

@@ -27,7 +27,7 @@ def test_finished_records_cross_as_messagepack_and_come_back_equal() -> None:
 
 def test_finished_records_messagepack_cannot_hold_are_pickled_as_they_are() -> None:
     part = _seed_parts()[0]
-    part.warnings.append("a lone surrogate \udcff in a warning")
+    part.warnings = (*part.warnings, "a lone surrogate \udcff in a warning")
     part.near_merges, part.order_joins = 2, 3
     data = pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
     assert b"_from_msgpack" not in data
@@ -36,7 +36,7 @@ def test_finished_records_messagepack_cannot_hold_are_pickled_as_they_are() -> N
 
 def test_a_page_crosses_as_messagepack_and_its_listings_share_its_strings_again() -> None:
     """Decoded, every listing had its own copy of the page's file name, sha256 and format
-    (62 MB of a 100 MB run's peak): they are one string each again, and equal as sent."""
+    (memory a large run holds): they are one string each again, and equal as sent."""
     inputs = [f for f in collect_inputs([str(SEEDS)]) if f.problem is None]
     pages = [extract_page(f) for f in inputs]
     page = max(pages, key=lambda p: len(p.listings))

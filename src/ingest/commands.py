@@ -4,26 +4,18 @@ exit code; the library's errors propagate to :mod:`ingest.cli`, which prints the
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from . import SCHEMA_VERSION
-from .engines.heap import keep, steady_heap
-from .engines.local import Progress, no_collections
+from .engines.local import Progress
 from .errors import UsageError
 from .job import JobOptions, JobResult, run_job
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    steady_heap()  # freed memory stays for reuse: see ingest.engines.heap
-    with no_collections():  # until the run's records are gone: see no_collections
-        return _run(args)
-
-
-def _run(args: argparse.Namespace) -> int:
     opts = JobOptions(
         paths=args.paths,
         out=Path(args.out),
@@ -40,8 +32,6 @@ def _run(args: argparse.Namespace) -> int:
         result = run_job(opts, progress, args.stops)
     for warning in result.warnings:
         print(f"ingest: warning: {warning}", file=sys.stderr)
-    if keep(result):  # the process ends with the command, and its records with it
-        gc.disable()  # thresholds given back would collect over them all (no_collections)
     if result.refused is not None:
         again = "" if result.strict else "; rerun with --allow-shrink to publish it anyway"
         live = (

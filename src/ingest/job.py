@@ -17,10 +17,10 @@ from typing import Literal
 
 from msgspec import structs
 
-from .engines.local import Progress, no_collections
+from .engines.local import Progress
 from .errors import UsageError
 from .extract.discover import InputFile, StoredPage, collect_inputs
-from .extract.read import read_bytes
+from .extract.read import read_ahead, read_bytes
 from .outputs.folder import FolderWriter
 from .outputs.ownership import check_apart
 from .outputs.stops import Stops
@@ -73,10 +73,11 @@ def run_job(
     check_apart(opts.paths, opts.out)
     writer = FolderWriter(opts.out, stops)
     inputs = collect_inputs(opts.paths)
-    with writer, no_collections():
+    with writer:
         previous = writer.previous()
         stored = stored_pages(previous) if opts.merge else []
-        writer.pack_ahead(inputs, previous)
+        # every input asked of the kernel at once: the parse finds them in its cache
+        read_ahead(f.path for f in inputs if f.problem is None)
         settings = RunSettings("merge" if opts.merge else "snapshot", opts.crawled_at)
         reuse, warnings = _reuse(opts, previous, stored, _reader(inputs, stored))
         try:

@@ -20,11 +20,9 @@ from .forked import die_with_parent
 #: its collection persisted where it was made, and a task run elsewhere drags its
 #: partition (megabytes of records, pickled and unpickled) after it. So no work stealing,
 #: and a bandwidth that makes moving data dearer than waiting for a busy worker (with the
-#: records' sizes made known, below). The steps of a 100 MB run on two workers (task
-#: stream, two or three runs each): with stealing off alone 19.4-23.9 s, data moved 20-22
-#: times for 11-16 s; with the sizes known too 17.5-18.3 s, 10-13 times; with the bandwidth
-#: as well 13.4-15.8 s, 5-6 times, all in the shuffles, where it must. A scheduler
-#: of your own takes them from ``DASK_DISTRIBUTED__SCHEDULER__WORK_STEALING=False`` and
+#: records' sizes made known: see :func:`.wire.register_sizes`); data then moves in the
+#: shuffles alone, where it must. A scheduler of your own takes them from
+#: ``DASK_DISTRIBUTED__SCHEDULER__WORK_STEALING=False`` and
 #: ``DASK_DISTRIBUTED__SCHEDULER__BANDWIDTH=1000000``.
 LOCAL_CLUSTER = {
     "distributed.scheduler.work-stealing": False,
@@ -34,12 +32,10 @@ LOCAL_CLUSTER = {
 
 def worker_start_method() -> str:
     """How the local cluster starts its workers: forked from this process on Linux, which
-    has imported Dask and the step functions already (a fresh interpreter imports them
-    again in each worker: 0.45 s to start two, 0.8 s of CPU, against 0.2 s and 0.07 s; a
-    100 MB run 9.3-9.5 s against 8.1-9.0 s, median 8.2, four alternated runs each).
-    Spawned elsewhere (macOS's system libraries are not safe to fork with threads
-    running). A forked worker keeps neither the run's SIGTERM handler nor Ctrl-C (see
-    :func:`_after_fork_in_child`)."""
+    has imported Dask and the step functions already (a spawned worker imports them again:
+    a Dask run at 100 MB takes about a tenth longer so). Spawned elsewhere (macOS's system
+    libraries are not safe to fork with threads running). A forked worker keeps neither the
+    run's SIGTERM handler nor Ctrl-C (see :func:`_after_fork_in_child`)."""
     linux = sys.platform.startswith("linux")
     return "fork" if linux and "fork" in multiprocessing.get_all_start_methods() else "spawn"
 
@@ -128,13 +124,15 @@ def client_for(scheduler: str | None, workers: int) -> Any:
             raise UsageError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from e
     with dask.config.set(LOCAL_CLUSTER):
         cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+            n_workers=0, threads_per_worker=1, processes=True, dashboard_address=":0"
         )
-    try:
-        return Client(cluster)
-    except BaseException:  # no client: the cluster would have no one to close it
-        cluster.close()
-        raise
+        try:  # the workers started once the cluster is here to be closed (a Ctrl-C meanwhile)
+            cluster.scale(workers)
+            cluster.wait_for_workers(workers)
+            return Client(cluster)
+        except BaseException:  # no client: the cluster would have no one to close it
+            cluster.close()
+            raise
 
 
 @contextmanager

@@ -6,8 +6,7 @@ group function the local engine calls. Only what a step gathers reaches the driv
 facts without their listings, edges, ids, languages and the finished records.
 
 What crosses between processes goes as one pickle per piece (bytes, which Dask sends as
-they are) and straight from the worker that holds it to the one that reads it; workers
-collect no garbage cycles while the run lasts, as the local engine (see ``no_collections``).
+they are) and straight from the worker that holds it to the one that reads it.
 Needs the optional extra: ``pip install 'ingest[dask]'``.
 """
 
@@ -15,15 +14,13 @@ from __future__ import annotations
 
 import pickle
 import time
-from collections.abc import Hashable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from ..records.run import RunOutput
 from ..steps import Context, Step, formed_groups, run_steps
 from .cluster import connected
-from .local import NO_COLLECTIONS, set_gc_threshold
-from .wire import cut, packed, register_sizes, unpacked_pairs
+from .wire import cut, packed, register_sizes
 
 
 class DaskEngine:
@@ -35,7 +32,7 @@ class DaskEngine:
     def _task(self, step: Step, ctx: Context) -> Any:
         """The step and its context, sent once to every worker, never hashed (they hold
         functions and the gathered values of earlier steps). Not in the graph: the
-        scheduler would unpickle the ids of a 100 MB crawl (14 MB) before any task ran."""
+        scheduler would unpickle every id of the crawl before any task ran."""
         from dask.delayed import delayed
         from distributed import get_client
 
@@ -44,8 +41,8 @@ class DaskEngine:
 
     def _on_driver(self, bag: Any, step: Step, ctx: Context) -> list[Any]:
         """A step that reads a small view of each record and gathers its output: the pairs
-        are made on the workers and grouped on the driver (the summary keys of a 100 MB
-        crawl and their bands are 11 MB; shuffling them cost more than the step's work)."""
+        are made on the workers and grouped on the driver (shuffling a view this small costs
+        more than the step's work)."""
         pairs = _gathered(_pairs(bag, step, self._task(step, ctx)))
         return _grouped([pairs], step, ctx)
 
@@ -76,9 +73,8 @@ class DaskEngine:
     def start(self, bag: Any, step: Step, ctx: Context) -> _Pending | None:
         """A background step's tasks, submitted: the workers compute its value while the
         driver goes on to the next steps. None for a group step that reads a small view:
-        it is formed on the driver, in turn (the languages of a 100 MB crawl: 0.6 s there,
-        against 6 s of the workers' time when each forms its own groups and loads the
-        models, while the summary keys wait for them)."""
+        it is formed on the driver, in turn (where each worker would form its own groups
+        and load the models, while the summary keys wait for them)."""
         if not self.apart(step):
             return None
         group = step.kind == "group"
@@ -99,7 +95,7 @@ class DaskEngine:
         """The step's pairs, each input partition cut into one piece per output partition
         by a stable hash of the key; output partition j gathers the j-th pieces, forms its
         groups and runs the group function: a shuffle of whole lists (P² small tasks), not
-        of records one by one (Dask's task shuffle cost ~80 µs a record)."""
+        of records one by one (Dask's task shuffle)."""
         if _grouped_on_driver(step):
             return self._on_driver(bag, step, ctx)
         return self._keep(self._shuffled(bag, step, ctx), step)
@@ -203,9 +199,9 @@ def _pairs_of_partition(records: Iterable[Any], task: tuple[Step, Context]) -> l
 
 
 def _groups_of(pieces: list[bytes], task: tuple[Step, Context]) -> list[Any]:
-    """One output partition: the pairs of its (packed) pieces, grouped and given to the
+    """One output partition: the pairs of its (pickled) pieces, grouped and given to the
     step's function."""
-    return _grouped((unpacked_pairs(piece) for piece in pieces), *task)
+    return _grouped((pickle.loads(piece) for piece in pieces), *task)
 
 
 def _grouped(batches: Iterable[list[Any]], step: Step, ctx: Context) -> list[Any]:
@@ -225,28 +221,11 @@ def run_dask(
     def timed(step: Step, seconds: float) -> None:
         timing[step.name] = round(seconds, 4)
 
-    with connected(scheduler, workers) as client, _no_collections(client, bool(scheduler)):
+    with connected(scheduler, workers):
         done = run_steps(DaskEngine(max(1, workers * 4)), inputs, ctx, timed)
     assert done.output is not None
     done.output.report.timing.update(timing)
     return done.output
-
-
-@contextmanager
-def _no_collections(client: Any, restore: bool) -> Iterator[None]:
-    """The workers collect no garbage cycles while the run lasts, as the local run (with the
-    default thresholds they rescanned every record they held, again and again: records
-    alone took 2.15 s instead of 1.11 at 25 MB). A scheduler's workers outlive the run:
-    with ``restore`` they get their thresholds back, those the scheduler still has (asking
-    one that was gone waited for ever); the run's own cluster ends with it."""
-    old = client.run(set_gc_threshold, NO_COLLECTIONS)
-    try:
-        yield
-    finally:
-        if restore:
-            alive = set(client.scheduler_info().get("workers", {}))
-            for address in alive & set(old):
-                client.run(set_gc_threshold, old[address], workers=[address], on_error="ignore")
 
 
 register_sizes()  # here, and in each worker: it imports this module for the step functions

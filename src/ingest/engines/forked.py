@@ -10,19 +10,12 @@ when it needs it. A failure in the child is raised in the parent when it asks fo
 (``PR_SET_PDEATHSIG``) and is killed by :meth:`Forked.stop` when the run stops early.
 Forking is only safe in a process of one thread (another thread may hold a lock the child
 would wait on for ever): :func:`can_fork` says so.
-
-A child forked late shares the parent's whole heap, and while it lives every page the parent
-writes is copied first: the languages child, forked when resolve starts, cost resolve 0.37 s
-at 100 MB (84,000 page faults against 8,000 with no child). A :class:`Standby` is forked
-early, while the parent is small, and is sent its computation (pickled) when it is due.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
-import functools
-import multiprocessing
 import os
 import pickle
 import signal
@@ -31,13 +24,11 @@ import tempfile
 import threading
 import traceback
 from collections.abc import Callable
-from multiprocessing.connection import Connection
 from typing import Any, Generic, TypeVar
 
 from ..errors import WorkerLost
 
 T = TypeVar("T")
-C = TypeVar("C")
 _PR_SET_PDEATHSIG = 1
 _PR_SET_NAME = 15
 
@@ -87,15 +78,10 @@ def can_fork() -> bool:
 def forked(compute: Callable[[], T]) -> Forked[T] | None:
     """``compute()`` in a forked child, or None where this process cannot fork now (other
     threads; no memory or process left for a child: the caller computes it in turn)."""
-    return _if_forkable(functools.partial(Forked, compute))
-
-
-def _if_forkable(fork: Callable[[], C]) -> C | None:
-    """``fork()``, or None where this process cannot fork now (see :func:`forked`)."""
     if not can_fork():
         return None
     try:
-        return fork()
+        return Forked(compute)
     except OSError:
         return None
 
@@ -212,59 +198,3 @@ def _failure(error: BaseException) -> bytes:
         with contextlib.suppress(Exception):
             return pickle.dumps((False, (error, shown)), protocol=pickle.HIGHEST_PROTOCOL)
     return pickle.dumps((False, (None, shown)), protocol=pickle.HIGHEST_PROTOCOL)
-
-
-class Standby:
-    """A child forked now that computes what :meth:`send` gives it later. It shares only
-    what this process holds now, so forking it before a run's records exist spares the
-    run the copies a child forked among them costs (see the module's docstring)."""
-
-    def __init__(self) -> None:
-        theirs, self._ours = multiprocessing.Pipe(duplex=False)
-        try:
-            self._child: Forked[Any] | None = Forked(functools.partial(_sent, theirs, self._ours))
-        except BaseException:
-            self._ours.close()
-            raise
-        finally:
-            theirs.close()
-
-    @property
-    def pid(self) -> int | None:
-        """The child's process id while it waits to be sent its computation."""
-        return None if self._child is None else self._child._pid
-
-    def send(self, compute: Callable[[], T]) -> Forked[T] | None:
-        """The child, computing ``compute()``; None if it cannot be had (it died waiting:
-        the caller computes the value another way)."""
-        child, self._child = self._child, None
-        assert child is not None, "a standby child is sent one computation"
-        try:
-            self._ours.send(compute)
-        except OSError:  # EPIPE: the child is gone
-            child.stop()
-            return None
-        finally:
-            self._ours.close()
-        return child
-
-    def stop(self) -> None:
-        """Kill the child if it was never sent its computation (a no-op once it was)."""
-        if self._child is not None:
-            self._child.stop()
-            self._child = None
-            self._ours.close()
-
-
-def standby() -> Standby | None:
-    """A :class:`Standby` child, or None where this process cannot fork now."""
-    return _if_forkable(Standby)
-
-
-def _sent(theirs: Connection, ours: Connection) -> Any:
-    """In a standby child: receive the computation sent, and compute it."""
-    ours.close()
-    name_process("ingest-standby")
-    compute: Callable[[], Any] = theirs.recv()  # EOFError: the run closed the pipe unsent
-    name_process("ingest-child")
-    return compute()

@@ -2,10 +2,9 @@
 any moment.
 
 ``jobs`` processes work: ``jobs - 1`` workers take chunks of items from the front, and this
-process, between taking their results, works through chunks from the back itself. It would
-otherwise only decode what the workers send, a third process on two cores: at 100 MB the
-parse took 2.12 s with two workers and takes 1.85 s so, with 0.5 s less CPU in all (the
-pages this process parses are never encoded, sent and decoded).
+process, between taking their results, works through chunks from the back itself (it would
+otherwise only decode what the workers send, a third process on ``jobs`` cores; the items
+it works on itself are never encoded, sent and decoded).
 
 Each worker has a pipe of its own and works on one chunk at a time; nothing is shared
 between processes but those pipes. ``multiprocessing.Pool`` shares a lock on its result
@@ -24,7 +23,7 @@ import pickle
 import signal
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar, cast
 
@@ -38,16 +37,9 @@ R = TypeVar("R")
 MAX_CHUNK = 64
 
 
-def pmap(
-    func: Callable[[T], R],
-    items: Sequence[T],
-    jobs: int,
-    initializer: Callable[..., None] | None = None,
-    initargs: Iterable[Any] = (),
-) -> Iterator[R]:
+def pmap(func: Callable[[T], R], items: Sequence[T], jobs: int) -> Iterator[R]:
     """``map(func, items)`` in ``jobs`` processes, this one and ``jobs - 1`` workers, results
-    in input order. Each process first runs ``initializer(*initargs)``."""
-    initargs = tuple(initargs)
+    in input order."""
     size = max(1, min(MAX_CHUNK, len(items) // (jobs * 8)))
     chunks = [items[i : i + size] for i in range(0, len(items), size)]
     ctx = _start_method()
@@ -56,14 +48,10 @@ def pmap(
     try:
         for _ in range(min(jobs - 1, len(chunks))):
             ours, theirs = ctx.Pipe()
-            proc = ctx.Process(
-                target=_serve, args=(theirs, func, initializer, initargs, parent), daemon=True
-            )
+            proc = ctx.Process(target=_serve, args=(theirs, func, parent), daemon=True)
             workers[ours] = proc  # before it starts: a stop from here on kills it too
             proc.start()
             theirs.close()
-        if initializer is not None:
-            initializer(*initargs)  # this process works too
         yield from _results(chunks, workers, func)
     finally:
         started = [proc for proc in workers.values() if proc.pid is not None]
@@ -135,21 +123,13 @@ def _receive(conn: Connection, proc: Any) -> bytes:
         ) from e
 
 
-def _serve(
-    conn: Connection,
-    func: Callable[[Any], Any],
-    initializer: Callable[..., None] | None,
-    initargs: tuple[Any, ...],
-    parent: int | None = None,
-) -> None:
+def _serve(conn: Connection, func: Callable[[Any], Any], parent: int | None = None) -> None:
     """A worker: chunk in, results out, until told to stop (``None``). It dies with the run:
     forked, it holds the run's end of its own pipe, so the pipe never closes for it."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # dies quietly with the run: the parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # alone handles SIGTERM and Ctrl-C
     die_with_parent(parent)
     name_process("ingest-worker")
-    if initializer is not None:
-        initializer(*initargs)
     try:
         while (task := conn.recv()) is not None:
             index, chunk = task

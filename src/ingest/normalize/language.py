@@ -137,7 +137,7 @@ def _langid(text: str) -> str | None:
 
 def warm() -> None:
     """Load every detector's model now: before a process pool forks, so that its workers
-    share the parent's copy instead of each loading its own (py3langid: 0.4–1.5 s)."""
+    share the parent's copy instead of each loading its own."""
     _fasttext_model()
     _langid_model()
 
@@ -169,14 +169,14 @@ def _langid_model() -> Any:
 
     py3langid's own loader writes the model, 68 MB uncompressed, to a temporary file first:
     a full disk or a file-size limit would stop the run there. Here it is read front to
-    back from ingest's decompressed copy (see :mod:`.model_cache`), or from the xz stream
-    where there is none; the answers are the same (checked on every labelled title).
+    back from the xz stream; the answers are the same (checked on every labelled title).
     """
+    import lzma
+
     from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
 
-    from .model_cache import read_xz
-
-    m = read_xz(MODEL_DIR / MODEL_FILE, "py3langid-model.npz", lambda s: dict(_npz_members(s)))
+    with lzma.open(MODEL_DIR / MODEL_FILE) as stream:
+        m = dict(_npz_members(stream))
     return LanguageIdentifier(
         m["ptc"],
         m["pc"],

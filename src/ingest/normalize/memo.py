@@ -2,10 +2,10 @@
 
 A resource's summary, title and link are on every page that lists it, so the functions
 that clean, key and check them are asked the same text again and again. A memo of a fixed
-number of entries thrashed once a crawl had more distinct texts than entries (a worker at
-100 MB met 64,000 and remembered 16,384: 58 % of its cleanings were misses). These memos
-keep every text up to ``MEMO_CHARS`` long until the texts they hold reach ``BUDGET``
-characters, then start over: hostile input of many distinct long texts holds no more.
+number of entries thrashes once a crawl has more distinct texts than entries, which a
+large crawl has. These memos keep every text up to ``MEMO_CHARS`` long until the texts
+they hold reach ``BUDGET`` characters, then start over: hostile input of many distinct
+long texts holds no more.
 """
 
 from __future__ import annotations
@@ -24,15 +24,17 @@ MEMO_CHARS = 2048
 BUDGET = 1 << 25
 
 _MISS: Any = object()
-_ALL: list[tuple[dict[str, Any], list[int]]] = []
 
 
 class TextMemo(Protocol[T_co]):
-    """A memo: the function's value for a text; ``seen`` is what it holds."""
+    """A memo: the function's value for a text; ``seen`` is what it holds, and
+    ``cache_clear()`` empties it (as ``functools.lru_cache``'s)."""
 
     seen: dict[str, Any]
 
     def __call__(self, text: str, /) -> T_co: ...
+
+    def cache_clear(self) -> None: ...
 
 
 def text_memo(fn: Callable[[str], T], budget: int = BUDGET) -> TextMemo[T]:
@@ -53,13 +55,10 @@ def text_memo(fn: Callable[[str], T], budget: int = BUDGET) -> TextMemo[T]:
                 held[0] += len(text)
         return got  # type: ignore[no-any-return]
 
-    once.seen = seen  # type: ignore[attr-defined]
-    _ALL.append((seen, held))
-    return once  # type: ignore[return-value]
-
-
-def forget_all() -> None:
-    """Empty every memo (a run timed as cold as a new process; tests)."""
-    for seen, held in _ALL:
+    def cache_clear() -> None:
         seen.clear()
         held[0] = 0
+
+    once.seen = seen  # type: ignore[attr-defined]
+    once.cache_clear = cache_clear  # type: ignore[attr-defined]
+    return once  # type: ignore[return-value]

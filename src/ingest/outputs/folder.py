@@ -16,15 +16,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from ..extract.discover import InputFile
 from ..records.run import Closing, Content, RunOutput
 from ..state.earlier import with_earlier
 from ..state.integrity import Seal
 from ..state.pages import InputReader, state_files
 from ..state.previous import MARKER, STATE, Previous, load
-from .ahead import PackAhead, pack_ahead
 from .atomic import publish
-from .beside import clean_stale, side_path
+from .beside import clean_stale
 from .faults import Fault
 from .lock import OutputLock
 from .ownership import check_owned, marker, sealed_marker
@@ -39,7 +37,6 @@ class FolderWriter:
     def __init__(self, out_dir: Path, stops: Stops | None = None) -> None:
         self.target = check_owned(out_dir)
         self._lock = OutputLock(self.target)
-        self._ahead: PackAhead | None = None
         self._stops = stops
         if stops is not None:
             stops.folder = out_dir
@@ -61,22 +58,12 @@ class FolderWriter:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        try:
-            if self._ahead is not None:
-                self._ahead.discard()
-        finally:
-            self._lock.release()
+        self._lock.release()
         Fault.from_env().hit("after_unlock", self.target)
 
     def previous(self) -> Previous:
         """The publish now in the folder, as the state this run builds on."""
         return load(self.target)
-
-    def pack_ahead(self, inputs: list[InputFile], previous: Previous) -> None:
-        """Start writing the state's new page pack now, beside the folder, while the run
-        goes on (see :mod:`.ahead`); :meth:`write` takes it if it fits."""
-        if self.target.parent.is_dir():
-            self._ahead = pack_ahead(inputs, previous, side_path(self.target, "pack"))
 
     def write(
         self,
@@ -87,9 +74,8 @@ class FolderWriter:
     ) -> None:
         """Publish ``run``, its state, and ``cache``: the reuse cache's files and the
         earlier packs it carries over (see ingest.state.reuse)."""
-        ahead = None if self._ahead is None else self._ahead.take
         seal = Seal()  # every file of state/ hashed as written (see ingest.state.integrity)
-        state, links = state_files(run, previous, read_input, seal, ahead)
+        state, links = state_files(run, previous, read_input, seal)
         files = with_earlier(render(run), run)  # after the records' files, with their digests
         files = {n: seal.sealed(n, c) if n.startswith(f"{STATE}/") else c for n, c in files.items()}
         made, carried = cache

@@ -23,15 +23,11 @@ from ..errors import PublishError, UsageError
 from ..extract.discover import StoredPage
 from ..records.run import Alongside, Closing, Content, RunOutput
 from .ages import earliest, first_days
-from .integrity import MANIFEST, FileSum, Seal
+from .integrity import MANIFEST, Seal
 from .previous import STATE, STATE_VERSION, PageRef, Previous
 
 #: Reads the bytes of an input file by the name records give it (None: not an input).
 InputReader = Callable[[str], bytes | None]
-#: The new pack and its checksum if it was written ahead holding exactly these pages
-#: (file, sha256, from the state), in this order; else None (see
-#: :mod:`ingest.outputs.ahead`).
-PackedAhead = Callable[[list[tuple[str, str, bool]]], tuple[Path, FileSum] | None]
 
 
 def stored_pages(prev: Previous) -> list[StoredPage]:
@@ -62,16 +58,12 @@ def _read(pack: Path, ref: PageRef) -> bytes:
 
 
 def state_files(
-    run: RunOutput,
-    prev: Previous,
-    read_input: InputReader,
-    seal: Seal,
-    ahead: PackedAhead | None = None,
+    run: RunOutput, prev: Previous, read_input: InputReader, seal: Seal
 ) -> tuple[dict[str, Content], dict[str, Path]]:
     """The files of the new publish's ``state/`` (name → content; the new pack's pages are
     read, checked and written one at a time), and the packs it links (name → path, to be
-    hard-linked): the earlier ones it carries over, and the new one if ``ahead`` has it.
-    ``seal`` learns the checksum of each pack; the manifest, made last, lists them all."""
+    hard-linked): the earlier ones it carries over. ``seal`` learns the checksum of each
+    pack; the manifest, made last, lists them all."""
     sequence = run.report.run.sequence
     pack_name = f"pages-{sequence}.pack"
     earlier = _live_earlier(prev, run)
@@ -103,11 +95,7 @@ def state_files(
     for name in sorted({r.pack for r in refs} - {pack_name}):  # checked as the state was read
         links[f"{STATE}/{name}"] = (prev.folder or Path()) / STATE / name
         seal.known(f"{STATE}/{name}", prev.files[name])
-    written_ahead = ahead(to_pack) if ahead is not None and to_pack else None
-    if written_ahead is not None:
-        links[f"{STATE}/{pack_name}"], found = written_ahead
-        seal.known(f"{STATE}/{pack_name}", found)
-    elif to_pack:
+    if to_pack:
         made = Alongside(partial(_pack, to_pack, prev, read_input))
         files[f"{STATE}/{pack_name}"] = seal.sealed(f"{STATE}/{pack_name}", made)
     return files, links

@@ -20,10 +20,9 @@ records arrive in, so both engines give byte-identical output. Adding a step is 
 in :data:`STEPS` plus its function.
 
 A ``background`` step's value is read only by later steps (their ``needs`` name it): an
-engine may compute it apart while the steps after it run (:meth:`Engine.apart` says
-whether it would; the local engine forks a child), from the step its ``start_with`` names
-if any (where the driver leaves a core idle), and the run waits for it at the first step
-that needs it. An engine that would not runs it in turn, at its own place.
+engine may compute it apart while the steps after it run (the local engine forks a
+child), and the run waits for it at the first step that needs it. An engine that would not
+runs it in turn, at its own place.
 """
 
 from __future__ import annotations
@@ -87,12 +86,13 @@ STEPS: tuple[Step, ...] = (
         gather=f.with_known,
         batched=True,
         pool=True,
-        pool_from=2_000,  # ~50 µs a title: fewer are judged faster than a pool starts
+        pool_from=2_000,  # fewer titles are judged faster than a pool starts
         warm=warm_languages,
         needs=("known",),
-        # only the records step reads them: judged apart while resolve runs
+        # only the records step reads them: judged apart while the steps between run.
+        # After order: an engine that judges them in turn on the driver (Dask) does so
+        # while its workers align the topics
         background=True,
-        start_with="resolve",
     ),
     Step(
         "summary keys",
@@ -167,9 +167,8 @@ def run_steps(
     """Run every step of ``steps`` on ``engine``; ``on_step`` hears each one's seconds. A
     collection is let go as soon as the last step that reads it is done. A ``background``
     step the engine can start goes on while the steps after it run (from the step named by
-    its ``start_with``, if any); its value is set when the first step that needs it comes
+    and its value is set when the first step that needs it comes
     (its time: the background work's)."""
-    check_starts(steps)
     run = _Run(engine, ctx or Context(), engine.source(inputs), last_readers(steps), on_step)
     try:
         for n, step in enumerate(steps):
@@ -194,17 +193,11 @@ class _Run:
         self.engine, self.ctx, self.last, self.on_step = engine, ctx, last, on_step
         self.data: dict[str, Any] = {"inputs": inputs}
         self.pending: dict[str, tuple[Step, Started]] = {}  # by the value they write
-        self.deferred: dict[str, list[Step]] = {}  # by the step they start with
 
     def step(self, n: int, step: Step) -> None:
         for name in [w for w in self.pending if w in step.needs]:
             self.join(name)
-        for later in self.deferred.pop(step.name, []):
-            self.begin(later)
-        if step.background and step.start_with and self.engine.apart(step):
-            self.deferred.setdefault(step.start_with, []).append(step)
-        else:
-            self.begin(step)
+        self.begin(step)
         for name in [c for c, i in self.last.items() if i == n and c in self.data]:
             self.engine.let_go(self.data.pop(name))  # no later step reads it (computed)
 
@@ -249,28 +242,10 @@ class _Run:
             started.stop()
 
 
-def check_starts(steps: tuple[Step, ...]) -> None:
-    """A background step starts with a later step, before any step that needs its value
-    (else that step would read the value before it was computed)."""
-    at = {step.name: n for n, step in enumerate(steps)}
-    for n, step in enumerate(steps):
-        if not step.start_with:
-            continue
-        first = min((m for m, s in enumerate(steps) if step.writes in s.needs), default=None)
-        starts = at.get(step.start_with)
-        if starts is None or starts <= n or (first is not None and first <= starts):
-            raise ValueError(
-                f"step {step.name!r} starts with {step.start_with!r}: that must be a later "
-                "step, before every step that needs its value"
-            )
-
-
 def last_readers(steps: tuple[Step, ...]) -> dict[str, int]:
-    """The index of the last step that reads each collection (a step that may start with a
-    later one reads it there)."""
-    at = {step.name: n for n, step in enumerate(steps)}
+    """The index of the last step that reads each collection."""
     last: dict[str, int] = {}
     for n, step in enumerate(steps):
         if step.kind != "driver":
-            last[step.reads] = max(last.get(step.reads, n), at.get(step.start_with, n), n)
+            last[step.reads] = n
     return last

@@ -12,7 +12,7 @@ from pathlib import Path
 import msgspec
 from msgspec import structs
 
-from ..records.internal import Listing, PageResult, Provenance
+from ..records.internal import Listing, PageResult
 from ..records.output import FileReport
 from ..records.reused import Recompute, Recomputed, Reused
 from ..state.reuse import Blob, Fill, Store, build, open_store
@@ -154,7 +154,7 @@ def _facts(page: PageResult) -> PageResult:
         facts,
         file="",
         from_state=False,
-        rejects=[structs.replace(r, prov=r.prov._replace(file="")) for r in facts.rejects],
+        rejects=[structs.replace(r, prov=structs.replace(r.prov, file="")) for r in facts.rejects],
         identity=page_identity(page),
     )
 
@@ -166,7 +166,7 @@ def _listings_blob(listings: list[Listing]) -> bytes:
         [
             structs.replace(
                 x,
-                prov=Provenance("", "", *x.prov[2:]),
+                prov=structs.replace(x.prov, file="", sha256=""),
                 key="",
                 topic_key=None,
                 stored=False,

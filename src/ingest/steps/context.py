@@ -96,9 +96,6 @@ class Step:
     # only later steps read its value (their ``needs`` name it): an engine may compute it
     # while it runs the steps after it (the local engine: in a forked child)
     background: bool = False
-    # ... and one the engine computes apart is started when the step of this name starts
-    # (where the driver leaves a core idle), not at its own place; run in turn, in place
-    start_with: str = ""
 
 
 class _Withheld:
@@ -145,16 +142,12 @@ class Engine(Protocol):
     def collect(self, collection: Any) -> list[Any]: ...
 
     def let_go(self, collection: Any) -> None:
-        """A collection no later step reads, which the run drops: the engine may keep it
-        alive instead (the local engine, in a process that ends with its command)."""
+        """A collection no later step reads, which the run drops (an engine that holds it
+        elsewhere lets it go there)."""
         ...
 
     def start(self, collection: Any, step: Step, ctx: Context) -> Started | None:
         """Start computing a ``background`` step's value; None: it runs in turn."""
-        ...
-
-    def apart(self, step: Step) -> bool:
-        """Would :meth:`start` compute this ``background`` step apart (not in turn)?"""
         ...
 
 

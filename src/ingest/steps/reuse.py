@@ -33,7 +33,7 @@ from msgspec import structs
 
 from ..errors import PublishError
 from ..extract.pages import parse_bytes
-from ..records.internal import Listing, PageResult, Provenance
+from ..records.internal import Listing, PageReject, PageResult
 from ..state.reuse import Store
 
 _LISTINGS = msgspec.msgpack.Decoder(list[Listing])
@@ -80,7 +80,9 @@ class Reuse:
         return structs.replace(
             f,
             file=name,
-            rejects=[structs.replace(r, prov=r.prov._replace(file=name)) for r in f.rejects],
+            rejects=[
+                structs.replace(r, prov=structs.replace(r.prov, file=name)) for r in f.rejects
+            ],
             warnings=list(f.warnings),
             marks=list(f.marks),
             header=None if f.header is None else structs.replace(f.header),
@@ -110,7 +112,7 @@ class Reuse:
         table = self.store.index.keys
         for x in xs:
             p = x.prov
-            x.prov = Provenance(page.file, page.sha256, p.format, p.locator, *p[4:])
+            x.prov = structs.replace(p, file=page.file, sha256=page.sha256)
             x.stored, x.crawled_at, x.key = page.from_state, day, table[entry.keys[x.index]]
         return xs
 
@@ -125,3 +127,8 @@ class Reuse:
             )
         self.damaged.add(page.file)
         return parse_bytes(page.file, data, page.sha256).listings
+
+
+def _named(rj: PageReject, name: str) -> PageReject:
+    """A cached page's reject, told the name its page has in this run."""
+    return structs.replace(rj, prov=structs.replace(rj.prov, file=name))

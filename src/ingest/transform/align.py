@@ -13,9 +13,9 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from operator import itemgetter
-from typing import NamedTuple
 
 import numpy as np
+from msgspec import Struct
 from rapidfuzz import fuzz, process
 
 from ..records.internal import Listing
@@ -44,7 +44,7 @@ SCAN_LIMIT = 20_000
 CHUNK_CHARS = 500_000
 
 
-class OrderPoint(NamedTuple):
+class OrderPoint(Struct, frozen=True, array_like=True, gc=False):
     """What alignment reads of a listing: a run groups one per topic listing by topic,
     and the Dask engine ships them between workers (a whole listing weighs five times
     as much)."""

@@ -53,7 +53,7 @@ class ItemUse(Struct, array_like=True, frozen=True, gc=False):
 
     minted: str  # its provisional id: the run gives its published id
     summary_key: str  # of its summary (what the state keeps of it, not read by finish)
-    related: list[Lid]  # the related-reading listings it names: the run gives their items
+    related: tuple[Lid, ...]  # the related-reading listings it names: the run gives their items
     title: str | None  # its original title: the run gives its language
     aged: bool  # it shows a relative age: its estimate reads the crawl day
     shown_by: str | None  # the sha256 of the page whose relative age it shows

@@ -1,6 +1,6 @@
 """Identity: the one place where an item's id is decided.
 
-Every cluster of listings gets a provisional id when it is resolved (:func:`mint`: a
+Every cluster of listings gets a provisional id when it is resolved (:func:`~.mint.mint`: a
 digest of its Chinese summary's match key, which every page kind shows, so any subset of
 pages gives a resource the same id). The identity step then decides the id each item is
 published under. With no earlier publish that is the minted id. With one, an item keeps
@@ -21,10 +21,8 @@ is new: its minted id, never one an earlier item had.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from msgspec import Struct
 from rapidfuzz import fuzz
@@ -33,10 +31,9 @@ from ..normalize.text import key_of
 from ..records.output import Decision, DecisionSide, ItemEvidence
 from ..state.index import Facts, IdIndex
 from .align import ORDER_RATIO
+from .merge import Component, Resolved
+from .mint import mint
 from .near import NEAR_DUP_RATIO, bands_many
-
-if TYPE_CHECKING:  # merge imports mint from here
-    from .merge import Component, Resolved
 
 EXACT, LINK, SIMILAR, PLACE = 4, 3, 2, 1
 #: Summary keys remembered per item across publishes (the newest first).
@@ -46,12 +43,6 @@ _EVIDENCE = {
     SIMILAR: "the same original title or a near-duplicate summary",
     PLACE: "the same place on its topic page (topic, rank, kind, level), a similar summary",
 }
-
-
-def mint(summary_key: str, salt: int = 0) -> str:
-    """A new id for a resource: a digest of its Chinese summary's match key."""
-    text = summary_key if not salt else f"{summary_key}\x00{salt}"
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
 class Claim(Struct, frozen=True, array_like=True, gc=False):

@@ -3,7 +3,7 @@
 Precedence is item-page > topic-page > topic-list; within a kind, the page's own item
 before its related reading, then the file's sha256 and the listing's offset. So the
 result never depends on the order files were read in. Each item gets a provisional id
-(:func:`~.identity.mint`); the identity step decides the id it is published under.
+(:func:`~.mint.mint`); the identity step decides the id it is published under.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..records.internal import Listing, PageReject, listing_id
 from ..records.output import Conflict, ConflictValue, ItemTopic
 from ..records.vocab import LEVELS, PRECEDENCE, ROLE_ORDER, Format
 from .components import settle
-from .identity import mint
+from .mint import mint
 from .units import Edge, Unit, pages_of
 
 _FIRST = itemgetter(0)
@@ -47,11 +47,12 @@ def by_precedence(members: list[Listing]) -> tuple[list[Listing], str]:
 
 @dataclass(slots=True)
 class Component:
-    """What one component resolves to: items, rejected orphans, and what joined them."""
+    """What one component resolves to: items, rejected orphans, and what joined them. Made
+    whole, not added to: a run holds one for each resource until its records are made."""
 
     items: list[Resolved] = field(default_factory=list)
-    rejects: list[PageReject] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    rejects: tuple[PageReject, ...] = ()
+    warnings: tuple[str, ...] = ()
     near_merges: int = 0
     order_joins: int = 0
     digest: str = ""  # of its members and edges, when a later run may reuse it (.group)
@@ -60,26 +61,30 @@ class Component:
 def resolve_component(units: list[Unit], edges: list[Edge]) -> Component:
     """Settle one component's units into clusters, then each cluster into an item."""
     settled = settle(units, edges)
-    out = Component(near_merges=settled.near_merges, order_joins=settled.order_joins)
+    items: list[Resolved] = []
+    rejects: list[PageReject] = []
+    warnings: list[str] = []
     for cluster in settled.clusters:
         members = [x for u in cluster for x in u.listings]
         if all(x.role == "orphan" for x in members):
-            out.rejects.extend(_orphan(x) for x in members)
+            rejects.extend(_orphan(x) for x in members)
             continue
-        out.warnings.extend(_duplicates(cluster))
+        warnings.extend(_duplicates(cluster))
         ordered, key = by_precedence(members)
         r = resolve(mint(key), ordered)
         r.joins = _joins(cluster, settled.applied)
-        out.items.append(r)
-    return out
+        items.append(r)
+    return Component(
+        items, tuple(rejects), tuple(warnings), settled.near_merges, settled.order_joins
+    )
 
 
-def _joins(cluster: list[Unit], applied: list[Edge]) -> list[Join]:
+def _joins(cluster: list[Unit], applied: list[Edge]) -> tuple[Join, ...]:
     """The edges that joined this cluster's units, each with its two best listings."""
     if not applied:
-        return []  # the usual case: a cluster of one unit
+        return ()  # the usual case: a cluster of one unit
     best = {u.key: min(u.listings, key=precedence) for u in cluster}
-    return [Join(e.kind, e.score, best[e.a], best[e.b]) for e in applied if e.a in best]
+    return tuple(Join(e.kind, e.score, best[e.a], best[e.b]) for e in applied if e.a in best)
 
 
 def _orphan(x: Listing) -> PageReject:
@@ -136,26 +141,25 @@ class Resolved:
     fields: dict[str, str | None]
     members: list[Listing]
     topics: list[ItemTopic]
-    related: list[tuple[str, int]] = field(default_factory=list)  # lids, page order
-    conflicts: list[Conflict] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)  # "CODE: text", about this item
-    joins: list[Join] = field(default_factory=list)
+    related: tuple[tuple[str, int], ...] = ()  # lids, page order
+    conflicts: tuple[Conflict, ...] = ()
+    warnings: tuple[str, ...] = ()  # "CODE: text", about this item
+    joins: tuple[Join, ...] = ()
 
 
 def resolve(item: str, ordered: list[Listing]) -> Resolved:
     """The fields of the item of ``ordered`` (a cluster's listings, best first)."""
-    r = Resolved(item, {}, ordered, [])
+    fields: dict[str, str | None] = {}
+    conflicts: list[Conflict] = []
     columns = zip(*map(_VALUES, ordered), strict=True)  # a field's values, best first
     for name, got in zip(_PICKED, columns, strict=True):
-        r.fields[name] = _pick(r, name, got)
-    if r.fields["title_original"] is None and any(x.original_is_chinese for x in ordered):
-        r.fields["title_original"] = r.fields["title_zh"]
-    r.topics = _topics(item, ordered, r.conflicts)
+        fields[name] = _pick(item, ordered, name, got, conflicts)
+    if fields["title_original"] is None and any(x.original_is_chinese for x in ordered):
+        fields["title_original"] = fields["title_zh"]
+    topics = _topics(item, ordered, conflicts)
     mains = [x for x in ordered if x.role == "main"]
-    if mains:
-        r.related = [(mains[0].prov.file, i) for i in mains[0].related_idx]
-    _check_chinese(r)
-    return r
+    related = tuple((mains[0].prov.file, i) for i in mains[0].related_idx) if mains else ()
+    return Resolved(item, fields, ordered, topics, related, tuple(conflicts), _not_chinese(fields))
 
 
 #: The fields an item takes from the best of its listings that has one, in this order.
@@ -173,20 +177,26 @@ _PICKED = (
 _VALUES = attrgetter(*_PICKED)
 
 
-def _pick(r: Resolved, name: str, got: tuple[str | None, ...]) -> str | None:
-    """The first value in ``got`` (the field's value of each of ``r``'s listings, best
+def _pick(
+    item: str,
+    ordered: list[Listing],
+    name: str,
+    got: tuple[str | None, ...],
+    conflicts: list[Conflict],
+) -> str | None:
+    """The first value in ``got`` (the field's value of each listing of ``ordered``, best
     first); when the listings disagree, a conflict naming each value's sources."""
     distinct = set(got) - _NO_VALUE
     if len(distinct) < 2:  # the usual case: every listing that has a value agrees
         return distinct.pop() if distinct else None
     values: dict[str, list[Listing]] = {}  # each value and its listings, best first
-    for x, v in zip(r.members, got, strict=True):
+    for x, v in zip(ordered, got, strict=True):
         if v:
             values.setdefault(v, []).append(x)
     chosen = next(iter(values))
-    r.conflicts.append(
+    conflicts.append(
         Conflict(
-            record=r.id,
+            record=item,
             field=name,
             chosen=chosen,
             values=[
@@ -229,10 +239,13 @@ def _topics(item: str, ordered: list[Listing], conflicts: list[Conflict]) -> lis
     return out
 
 
-def _check_chinese(r: Resolved) -> None:
-    summary = r.fields.get("summary_zh") or ""
-    if not has_han(summary):
-        r.warnings.append("NOT_CHINESE: summary_zh has no Chinese text")
-    title = r.fields.get("title_zh") or ""
+def _not_chinese(fields: dict[str, str | None]) -> tuple[str, ...]:
+    """The warnings of an item whose summary, or whose title of a few words, is not
+    Chinese."""
+    warnings: list[str] = []
+    if not has_han(fields.get("summary_zh") or ""):
+        warnings.append("NOT_CHINESE: summary_zh has no Chinese text")
+    title = fields.get("title_zh") or ""
     if title and not has_han(title) and len(title.split()) >= 3:
-        r.warnings.append(f"NOT_CHINESE: title_zh {title[:60]!r} is not Chinese")
+        warnings.append(f"NOT_CHINESE: title_zh {title[:60]!r} is not Chinese")
+    return tuple(warnings)

@@ -10,7 +10,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from functools import cache
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -43,15 +43,16 @@ def related_lids(comp: Component) -> list[tuple[Lid, str]]:
 
 @dataclass(slots=True)
 class Finished:
-    """A component turned into output records and the counts the report needs."""
+    """A component turned into output records and the counts the report needs (made whole:
+    a run holds one for each resource until the outputs are assembled)."""
 
-    items: list[Item] = field(default_factory=list)
-    entries: list[TopicEntry] = field(default_factory=list)
-    rejects: list[Reject] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    conflicts: list[Conflict] = field(default_factory=list)
+    items: tuple[Item, ...] = ()
+    entries: tuple[TopicEntry, ...] = ()
+    rejects: tuple[Reject, ...] = ()
+    warnings: tuple[str, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
     rejected_per_file: dict[str, int] = field(default_factory=dict)
-    decisions: list[Decision] = field(default_factory=list)
+    decisions: tuple[Decision, ...] = ()
     near_merges: int = 0
     order_joins: int = 0
     memo: GroupMemo | None = None  # what a later run needs to take it as it is (.group)
@@ -92,21 +93,35 @@ def finish(
     the (minted) id of every related-reading listing, ``langs`` the languages already known
     of original titles, ``ages`` the crawl days and earlier windows of relative ages.
     """
-    out = Finished(near_merges=comp.near_merges, order_joins=comp.order_joins)
-    out.warnings.extend(comp.warnings)
+    warnings = list(comp.warnings)
+    per_file: dict[str, int] = {}
     for rj in comp.rejects:
-        out.rejects.append(to_reject(rj))
-        out.rejected_per_file[rj.prov.file] = out.rejected_per_file.get(rj.prov.file, 0) + 1
+        per_file[rj.prov.file] = per_file.get(rj.prov.file, 0) + 1
+    items: list[Item] = []
+    entries: list[TopicEntry] = []
+    conflicts: list[Conflict] = []
+    decisions: list[Decision] = []
     for r in comp.items:
-        item = _item(r, ids, id_of, langs or {}, ages or Ages(), out.warnings)
-        out.items.append(item)
-        out.entries.extend(_entries(r, item.id))
-        out.conflicts.extend(
+        item = _item(r, ids, id_of, langs or {}, ages or Ages(), warnings)
+        items.append(item)
+        entries.extend(_entries(r, item.id))
+        conflicts.extend(
             c if c.record == item.id else structs.replace(c, record=item.id) for c in r.conflicts
         )
-        out.warnings.extend(f"item {item.id}: {w}" for w in r.warnings)
-        out.decisions.extend(_decision(item.id, j) for j in r.joins)
-    return out
+        warnings.extend(f"item {item.id}: {w}" for w in r.warnings)
+        decisions.extend(_decision(item.id, j) for j in r.joins)
+    rejects = tuple(to_reject(rj) for rj in comp.rejects)
+    return Finished(
+        tuple(items),
+        tuple(entries),
+        rejects,
+        tuple(warnings),
+        tuple(conflicts),
+        per_file,
+        tuple(decisions),
+        comp.near_merges,
+        comp.order_joins,
+    )
 
 
 def to_reject(rj: PageReject) -> Reject:
@@ -159,7 +174,7 @@ def _item(
     )
 
 
-_source_order = itemgetter(0, 4, 3)  # a source's (file, byte_offset, locator)
+_source_order = attrgetter("file", "byte_offset", "locator")
 
 
 def _date(text: str | None) -> dt.date | None:
@@ -186,7 +201,7 @@ def _crawled(r: Resolved, ages: Ages) -> dt.date | None:
 
 
 def _source(p: Provenance) -> Source:
-    return Source(*p)  # type: ignore[arg-type]  # a provenance's fields, in Source's order
+    return Source(*structs.astuple(p))  # the same fields, in the same order
 
 
 def _related(item_id: str, named: list[str], warnings: list[str]) -> list[str]:

@@ -27,7 +27,6 @@ MAX_LINE_CHARS = 100_000
 DETECTION_CHARS = 64 * 1024
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_tuple_new = tuple.__new__
 
 _CLOSERS = "”’）」』)\"' "
 _FULL_STOPS = ("。", "！", "？", "…", "!", "?")
@@ -146,8 +145,7 @@ class Page:
     def prov(self, offset: int, locator: str) -> Provenance:
         byte, line = self._loc.at(offset)
         r = self.result
-        # tuple.__new__ is what Provenance(...) calls, without its Python frame (a listing each)
-        return _tuple_new(Provenance, (r.file, r.sha256, r.format or "", locator, byte, line))
+        return Provenance(r.file, r.sha256, r.format or "", locator, byte, line)
 
     def warn(self, code: str, where: str, detail: str = "") -> None:
         self.result.warnings.append(f"{where}: {code}" + (f": {detail}" if detail else ""))

@@ -59,7 +59,7 @@ def parse_item_page(page: Page) -> None:
             page, without_furniture(page, lines[frame.related + 1 :], "in the related reading")
         )
         if main is not None:
-            main.related_idx = [x.index for x in page.result.listings if x.role == "related"]
+            main.related_idx = tuple(x.index for x in page.result.listings if x.role == "related")
 
 
 def _byline(page: Page, line: Line) -> tuple[str | None, str | None]:

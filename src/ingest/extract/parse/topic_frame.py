@@ -15,7 +15,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .base import DETECTION_CHARS
 from .lines import is_furniture
 from .listing_heads import candidates
 
@@ -39,23 +38,7 @@ class Frame:
 
 def locate(text: str, first_listing: int | None) -> Frame:
     """Find the header and section of a topic page whose first valid listing head starts at
-    ``first_listing`` (None: it has none). A topic page's parser asks again what detection
-    asked of the same text (the page's first 64 KiB, which is the page itself when it is no
-    longer): the last answer for such a text is kept, with the text, and given again for
-    that very text object and bound (2.9 % of a topic-page listing's instructions)."""
-    global _LAST  # a memo of one entry: the same text, asked twice in a row
-    last = _LAST
-    if last is not None and last[0] is text and last[1] == first_listing:
-        return last[2]
-    frame = _located(text, first_listing)
-    _LAST = (text, first_listing, frame) if len(text) <= DETECTION_CHARS else None
-    return frame
-
-
-_LAST: tuple[str, int | None, Frame] | None = None
-
-
-def _located(text: str, first_listing: int | None) -> Frame:
+    ``first_listing`` (None: it has none)."""
     bound = len(text) if first_listing is None else first_listing
     has_fields = "所属" in text or "网站" in text  # cheap checks before the scans
     fields = list(HEADER_FIELD.finditer(text, 0, bound)) if has_fields else []
