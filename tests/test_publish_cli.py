@@ -406,3 +406,33 @@ def test_a_signal_at_any_moment_of_a_run_says_truly_which_publish_is_live(
         assert code in (0, 128 + sig), (k, code, err)
         assert snapshot(out) == live, (k, err)
         assert leftovers(out.parent) == [], k
+
+
+AT_EXIT = """
+import atexit, os, signal, sys
+from ingest.cli import entry
+sig = getattr(signal, sys.argv.pop(1))
+atexit.register(lambda: os.kill(os.getpid(), sig))
+entry()
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_signal_as_the_process_exits_leaves_the_commands_exit_code(
+    tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot], sig: str
+) -> None:
+    """A signal after the command has said how it ended (here: as the interpreter exits)
+    cannot turn a published run into a silent death by that signal."""
+    _, _, new = refs
+    out = previous_output(refs, tmp_path / "run")
+    args = ["run", str(SEEDS), "--out", str(out), "--quiet"]
+    proc = subprocess.run(
+        [sys.executable, "-c", AT_EXIT, sig, *args],
+        cwd=ROOT,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert snapshot(out) == new

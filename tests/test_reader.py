@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from conftest import ROOT, SEEDS, Out
-from ingest import read_publish
+from ingest import SCHEMA_VERSION, read_publish
 from ingest.cli import main
 from ingest.errors import ReadError
 from ingest.records.output import Item
@@ -121,7 +121,7 @@ def test_a_later_major_schema_is_refused(seeds_out: Path, tmp_path: Path, where:
         read_publish(later)
     assert str(caught.value) == (
         f"{later / where}: schema 2.0.0 is newer than this ingest reads (1.x, ingest "
-        "schema 1.1.0): upgrade ingest"
+        f"schema {SCHEMA_VERSION}): upgrade ingest"
     )
 
 

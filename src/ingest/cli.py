@@ -20,7 +20,7 @@ from typing import NoReturn
 from . import SCHEMA_VERSION, __version__
 from .commands import cmd_publish, cmd_repair, cmd_run, cmd_schema, cmd_validate
 from .errors import IngestError
-from .outputs.stops import Stopped, Stops
+from .outputs.stops import STOPPING, Stopped, Stops
 
 EPILOG = """\
 exit codes: 0 run completed (rejects are reported in rejects.jsonl, not fatal);
@@ -45,7 +45,12 @@ examples:
 
 
 def entry() -> NoReturn:
-    """``ingest`` as a process (the installed command, ``python -m ingest``)."""
+    """``ingest`` as a process (the installed command, ``python -m ingest``). SIGTERM and
+    SIGINT are ignored outside the command (its own handler answers them within it): one
+    that arrives as the process exits, after the command said how it ended, cannot kill it
+    silently with another exit code than the one the command's line stands for."""
+    for s in STOPPING:
+        signal.signal(s, signal.SIG_IGN)
     sys.exit(main())
 
 

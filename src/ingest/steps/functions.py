@@ -69,7 +69,7 @@ def planned(page: PageResult, ctx: Context) -> list[PageResult]:
 
 
 def plan(pages: list[PageResult], ctx: Context) -> Plan:
-    return plan_of(pages, ctx)
+    return plan_of(pages, ctx.reuse, ctx.routes)
 
 
 def with_slugs(page: PageResult, ctx: Context) -> list[Listing]:
@@ -253,7 +253,10 @@ def parts(found: list[Finished], ctx: Context) -> list[Finished]:
             out.append(done)
         else:
             again.add(label)
-    for label, listings in sorted(group_listings(again, ctx).items()) if again else ():
+    if not again:
+        return out
+    assert ctx.reuse is not None, "a group taken with no cache"
+    for label, listings in sorted(group_listings(again, ctx.plan, ctx.reuse, ctx.routes).items()):
         for comp in resolve(label, listings, ctx):
             out.extend(records(comp, ctx))
     return out

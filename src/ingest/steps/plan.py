@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import msgspec
 import numpy as np
@@ -19,11 +18,9 @@ from ..transform.group import Member, claim_facts, group_digest
 from ..transform.identity import Claim, claim_of
 from ..transform.near import BANDS, ROWS, Signed, near_edges, signed
 from ..transform.records import Finished
+from ..transform.topics import Routes
 from ..transform.units import Edge, keyed
 from .reuse import Reuse
-
-if TYPE_CHECKING:
-    from .context import Context
 
 Lid = tuple[str, int]
 _FINISHED = msgspec.msgpack.Decoder(Finished)
@@ -59,15 +56,14 @@ class Plan:
         return {lid: m for f in self.found.values() if f.memo for lid, m in f.memo.related}
 
 
-def plan_of(pages: list[PageResult], ctx: Context) -> Plan:
+def plan_of(pages: list[PageResult], reuse: Reuse | None, routes: Routes) -> Plan:
     """The plan of a run (see the module's docstring); with no cache to take from, every
     step computes (the pages are kept for the cache the run leaves)."""
-    reuse = ctx.reuse
     if reuse is None:
         return Plan()
     if reuse.store is None:
         return Plan(pages)
-    store, routes = reuse.store, ctx.routes
+    store = reuse.store
     kept = [p for p in pages if routes.keeps(p)]
     table = store.index.keys
     keys = [
@@ -78,9 +74,9 @@ def plan_of(pages: list[PageResult], ctx: Context) -> Plan:
     ]
     plan = Plan(pages, True, keys=keys, signed=_signed(keys, store))
     plan.near = _near(plan.signed, store)
-    plan.order = _order(kept, keys, reuse, ctx)
+    plan.order = _order(kept, keys, reuse, routes)
     plan.components = label_components(plan.near + [e for es in plan.order.values() for e in es])
-    members = _members(kept, keys, reuse, ctx, plan.components)
+    members = _members(kept, keys, reuse, routes, plan.components)
     edges_of = plan.components.edges_of
     dirty: dict[str, set[int]] = {}
     for label, group in members.items():
@@ -135,13 +131,13 @@ def _near(found: Signed | None, store: Store) -> list[Edge]:
 
 
 def _order(
-    kept: list[PageResult], keys: list[list[str]], reuse: Reuse, ctx: Context
+    kept: list[PageResult], keys: list[list[str]], reuse: Reuse, routes: Routes
 ) -> dict[str, list[Edge]]:
     """Each topic's order edges: the cache's for a topic whose pages it knows, else
     computed from the listings of its pages."""
     assert reuse.store is not None
     table, memo = reuse.store.index.keys, reuse.store.index.topics
-    slug_of = ctx.routes.slug_of
+    slug_of = routes.slug_of
     pages: dict[str, list[int]] = {}
     for n, p in enumerate(kept):
         slug = slug_of.get(p.file)
@@ -163,10 +159,14 @@ def _order(
 
 
 def _members(
-    kept: list[PageResult], keys: list[list[str]], reuse: Reuse, ctx: Context, comps: Components
+    kept: list[PageResult],
+    keys: list[list[str]],
+    reuse: Reuse,
+    routes: Routes,
+    comps: Components,
 ) -> dict[str, list[Member]]:
     """The members of each group (by label): every listing of the kept pages."""
-    label, slug_of = comps.label, ctx.routes.slug_of
+    label, slug_of = comps.label, routes.slug_of
     out: dict[str, list[Member]] = {}
     for p, ks in zip(kept, keys, strict=True):
         day = reuse.days.get(p.file) if p.from_state else None
@@ -177,18 +177,19 @@ def _members(
     return out
 
 
-def group_listings(labels: set[str], ctx: Context) -> dict[str, list[Listing]]:
+def group_listings(
+    labels: set[str], plan: Plan, reuse: Reuse, routes: Routes
+) -> dict[str, list[Listing]]:
     """The listings of groups the plan took, read again (to resolve them once more)."""
-    assert ctx.reuse is not None, "a group taken with no cache"
-    label = ctx.plan.components.label
-    kept = [p for p in ctx.plan.pages if ctx.routes.keeps(p)]
+    label = plan.components.label
+    kept = [p for p in plan.pages if routes.keeps(p)]
     out: dict[str, list[Listing]] = {g: [] for g in labels}
-    for page, keys in zip(kept, ctx.plan.keys, strict=True):
+    for page, keys in zip(kept, plan.keys, strict=True):
         places = {at for at, k in enumerate(keys) if label.get(k, k) in labels}
         if not places:
             continue
-        slug = ctx.routes.slug_of.get(page.file)
-        for x in keyed(ctx.reuse.listings(page, places)):
+        slug = routes.slug_of.get(page.file)
+        for x in keyed(reuse.listings(page, places)):
             x.topic_key = slug
             out[label.get(x.key, x.key)].append(x)
     return out
