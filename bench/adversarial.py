@@ -3,8 +3,8 @@
 Each shape targets a way a parser goes superlinear (BAD_INPUTS I1, B7): unclosed brackets
 and parentheses, nested brackets, meta blocks that never close, long space runs, numbers
 that look like listings, line-based pages with huge line counts, and stray lines wherever
-a page has room for them (format drift); and a way language identification does (issue
-13): thousands of distinct short Latin titles, each judged once; and the near-duplicate
+a page has room for them (format drift); and a way language identification does:
+thousands of distinct short Latin titles, each judged once; and the near-duplicate
 shapes that give the most candidate pairs (band buckets just under the cap) or none (one
 template: every bucket over it). Each input goes through
 the real per-file map (decode, detect, parse), then the language of each distinct original
@@ -97,7 +97,7 @@ SHAPES: dict[str, Callable[[int], str]] = {
         + _repeat(f"相关\nRelated\n{SUMMARY}\n", n)
     ),
     "topic list, short titles": _short_titles,
-    # format drift (issue 11): stray lines everywhere a page has room for them
+    # format drift: stray lines everywhere a page has room for them
     "topic list, furniture between": lambda n: (
         "描述。\n9 条精选 · 入门 1\n" + _repeat(f"Title\n{SUMMARY}\n首页 · 全部主题 · 关于\n", n)
     ),

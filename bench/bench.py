@@ -224,8 +224,8 @@ def corpus(size: str, seed: int) -> Corpus:
 def compiled() -> None:
     """Compile ingest's modules to bytecode, as pip does when it installs a wheel. The
     editable install (``make``) leaves that to the first import, and where
-    PYTHONDONTWRITEBYTECODE is set (this machine sets it) every run compiled all of them
-    again as it started: 0.07 s of each timed run."""
+    PYTHONDONTWRITEBYTECODE is set every run would compile all of them again as it starts,
+    a cost no installed ingest pays."""
     import compileall
 
     import ingest
@@ -354,7 +354,7 @@ def _bound_text(a: Timed, b: Timed, cores: int) -> str:
     )
 
 
-#: The goal: ingest within this many times the floor's wall time (issue 13).
+#: The goal: ingest within this many times the floor's wall time.
 GOAL = 3.0
 
 

@@ -1,6 +1,6 @@
 """Instructions a listing, counted by callgrind: a figure the machine's speed does not move.
 
-Wall time on a shared machine drifts (the same 100 MB run took 10 s, then 17 s, within an
+Wall time on a shared machine drifts (the same 100 MB run can take 10 s, then 17 s, within an
 hour), so a change worth a few per cent cannot be seen in seconds. Instructions can: this
 runs the parse of every page of one kind under valgrind's callgrind twice, once reading
 the bytes only and once parsing them too (decode, detect, parse, normalize; memos empty,
@@ -87,7 +87,7 @@ def _child(chosen: Path, mode: str) -> int:
     """Under valgrind: read every chosen page, and parse each for ``parse``."""
     import gc
 
-    gc.disable()  # as a run: no collection while the records are alive
+    gc.disable()  # the count is the parse's own work, not the collector's
     pages = [(p.name, read_bytes(p)[0] or b"") for p in map(Path, chosen.read_text().split("\n"))]
     if mode == "parse":
         for name, data in pages:

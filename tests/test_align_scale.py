@@ -1,6 +1,6 @@
 """Order alignment at scale: the near-match index gives exactly the answers of a scan of
 every listing, and an unmatched entry is compared only with listings near where it is
-expected (issue 13: alignment was quadratic in unmatched entries).
+expected, so alignment is linear in unmatched entries, never quadratic.
 ``bench/adversarial.py`` shows the linear growth; these pin the rules that give it.
 """
 

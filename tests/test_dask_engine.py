@@ -289,8 +289,8 @@ with connected(None, 2) as client:
 
 def test_local_workers_are_forked_and_die_of_sigterm_as_any_process() -> None:
     """On Linux the local cluster's workers are forked from the run, which has imported
-    Dask and the step functions already (spawned, each would import them again: 0.45 s to
-    start two against 0.2), and so is a worker its nanny restarts. A forked worker keeps
+    Dask and the step functions already (spawned, each would import them again, and two
+    take about twice as long to start), and so is a worker its nanny restarts. A forked worker keeps
     neither the run's SIGTERM handler (the cluster's close terminates it, and the handler
     unwinds the run alone) nor Ctrl-C (the run closes the cluster)."""
     proc = subprocess.run(
@@ -319,9 +319,8 @@ def test_the_local_workers_die_with_the_run() -> None:
     """A run killed outright (kill -9, the out-of-memory killer) takes its local cluster's
     workers with it. Each forked worker inherits the descriptors of the run, among them the
     pipe whose closing tells a worker forked before it that the run is gone: two workers
-    forked after both pipes were made held each other's, and outlived the run for ever
-    (2 of 30 Ctrl-C'd runs), holding its stderr open (a pipeline never ended) and the output
-    folder's lock."""
+    forked after both pipes were made would hold each other's and outlive the run, holding its
+    stderr open (a pipeline never ends) and the output folder's lock."""
     proc = subprocess.Popen(
         [sys.executable, "-c", _DRIVER_KILLED], stdout=subprocess.PIPE, text=True
     )

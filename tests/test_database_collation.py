@@ -1,4 +1,4 @@
-"""What decides a change never depends on the database's collation (issue 36, point 8).
+"""What decides a change never depends on the database's collation.
 
 PostgreSQL made with an ICU collation that, like glibc's en_US.UTF-8, lets punctuation
 weigh nothing (en-US, alternate=shifted): ``modelrunner`` sorts before

@@ -1,8 +1,8 @@
-"""Publishes at once, in real processes (issue 36, points 7, 9 and 10).
+"""Publishes at once, in real processes.
 
 - PostgreSQL: the publish lock is the first statement, so first publishes into an empty
-  database, and migrations, run one after the other (before: ``duplicate key …
-  pg_type_typname_nsp_index``, ``column … already exists``).
+  database, and migrations, run one after the other (taken later, two of them would race
+  to ``duplicate key … pg_type_typname_nsp_index`` or ``column … already exists``).
 - A publish waiting for a hung one says what it waits for and gives up after
   ``--lock-timeout`` (PostgreSQL and SQLite).
 - SQLite: a file is removed only by the publish that made it, and never while it holds a

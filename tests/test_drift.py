@@ -1,4 +1,4 @@
-"""Format drift (issue 11): stray lines around or between a page's parts cost no record.
+"""Format drift: stray lines around or between a page's parts cost no record.
 
 Mutation tests through the real command line: each seed (and the topic page with its line
 breaks) gets site chrome inserted at its start, at its end and between its sections, from

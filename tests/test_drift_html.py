@@ -1,4 +1,4 @@
-"""Format drift in saved HTML (issue 11): site chrome is removed before rendering.
+"""Format drift in saved HTML: site chrome is removed before rendering.
 
 The rules, each on a small page; the fixtures as three savers leave them (a browser's
 "save as", curl, a single-file saver) giving the text dumps' records; and mutation tests
@@ -176,7 +176,7 @@ def test_saved_pages_give_the_text_dump_records(ingest: Any, saver: str) -> None
 
 
 def test_issue_11_bare_nav_and_footer_around_a_page(ingest: Any, tmp_path: Path) -> None:
-    """The issue's report: <body> starts with a bare <nav> and ends with a <footer>."""
+    """A saved page whose <body> starts with a bare <nav> and ends with a <footer>."""
     lines = seed_text("item_page").split("\n")
     page = (
         '<html><body><nav><a href="/">首页</a> · <a href="/topics">全部主题</a></nav>'

@@ -163,8 +163,8 @@ def test_the_floor_is_only_ever_raised(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_loading_the_models_needs_no_temporary_file(monkeypatch: pytest.MonkeyPatch) -> None:
     """A full disk or a file-size limit must not stop a run at its first split vote
-    (py3langid's own loader writes its 68 MB model to a temporary file; the cache of
-    ingest's own is tested in test_model_cache.py)."""
+    (py3langid's own loader writes its 68 MB model to a temporary file; ingest reads the
+    models from the packages' own files, never a copy elsewhere)."""
 
     def refuse(*_: Any, **__: Any) -> None:
         raise OSError(27, "File too large")

@@ -1,6 +1,6 @@
-"""ingest never removes what it did not write (issue 7), through the real command line.
+"""ingest never removes what it did not write, through the real command line.
 
-Each case of the issue's table: a folder with files, the current folder, the inputs
+Each case of docs/bad-inputs.md section O: a folder with files, the current folder, the inputs
 themselves, inputs inside the output, and a symlink to a folder with files; then an older
 publish, a foreign file in a publish, the lock, a read-only parent, the refused output of
 the shrink guard and ``ingest schema --write``.

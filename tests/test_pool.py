@@ -1,9 +1,9 @@
 """The ``--jobs`` pool: results in order, and it stops cleanly whatever stops it.
 
-``multiprocessing.Pool`` hung for ever (about one run in thirty of the SIGTERM test)
-when its workers were killed while one was sending a result: the lock on its result
-queue stayed held by a dead process. These tests kill workers at work and stop the pool
-mid-way, and fail on a hang (a timeout) rather than wait on it.
+``multiprocessing.Pool`` can hang for ever when its workers are killed while one is
+sending a result: the lock on its result queue stays held by a dead process. These tests
+kill workers at work and stop the pool mid-way, and fail on a hang (a timeout) rather than
+wait on it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Runs that build on the last publish (issue 9): day-1 / day-2 crawls through the CLI.
+"""Runs that build on the last publish: day-1 / day-2 crawls through the CLI.
 
 Day 1 is the seeds. Each day-2 crawl is the seeds with one thing a re-crawl does: the
 model regenerates a summary (on one page, on two), a resource is replaced at its rank or
@@ -302,7 +302,7 @@ def test_only_the_topic_list_is_refused_and_the_publish_kept(day1: Path, tmp_pat
 
 
 def test_a_breadcrumb_on_every_page_no_longer_wipes_the_site(day1: Path, tmp_path: Path) -> None:
-    """The crawl issue 9 names: one breadcrumb line above each page. The pages are read
+    """A crawl with one breadcrumb line above each page. The pages are read
     through (format drift) and nothing changes; were they not, the guard would refuse."""
     dumps = tmp_path / "crumbs"
     dumps.mkdir()

@@ -1,6 +1,6 @@
 """A state you can trust: a damaged or missing file of ``state/`` is refused before any work,
 in one line that gives the command that rebuilds it, and ``ingest repair`` rebuilds it from
-the publish's own records and pages, saying what it could not keep (issue 36, point 1).
+the publish's own records and pages, saying what it could not keep.
 
 Each damage is one a disk or a hand can do: a bit flipped in a file that still decodes
 (``earlier.msgpack`` giving a language "ej"), a byte of a page pack, a byte of the manifest,

@@ -1,7 +1,6 @@
-"""``ingest run --strict`` refuses to publish a run with rejects (issue 38).
+"""``ingest run --strict`` refuses to publish a run with rejects.
 
-It used to exit 1 *after* replacing the folder with the run that had rejects. Now the
-previous publish stays byte for byte, the refused output goes where the shrink guard puts
+The previous publish stays byte for byte, the refused output goes where the shrink guard puts
 its own (``NAME.refused/``), and one line says which publish is live and where the refused
 output is.
 """

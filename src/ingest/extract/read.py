@@ -91,8 +91,8 @@ def read_ahead(paths: Iterable[Path], limit: int = READ_AHEAD_BYTES) -> int:
     """Ask the kernel to read each regular file within the size cap into its page cache
     now (``WILLNEED``), in order, until ``limit`` bytes are asked for; the number of files
     asked for. The requests are queued at once and served together, while reading one file
-    after another waits on each in turn: 100 MB of files out of the cache took 1.1 s to
-    read so, and 0.2-0.3 s once read ahead. A file that cannot be opened or advised is
+    after another waits on each in turn: 100 MB of files out of the cache take about 1.1 s
+    to read so, and 0.2-0.3 s once read ahead. A file that cannot be opened or advised is
     passed over: reading it says why."""
     asked = total = 0
     if not hasattr(os, "posix_fadvise"):  # not on every platform

@@ -155,7 +155,7 @@ def _stage(
         if not here:
             fault.hit("after_stage_write", staging)
         # the manifest is made while the files aside are finished (the report page's child
-        # outlasts the others: 0.24 s of report.json at 100 MB waited for it); written last
+        # outlasts the others: at 100 MB, 0.24 s of work that would wait for it); written last
         manifest = content_bytes(files[MANIFEST]) if MANIFEST in files else None
         for w in aside:
             w.wait()

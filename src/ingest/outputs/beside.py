@@ -1,10 +1,11 @@
 """What runs keep beside an output folder while they work, and what killed runs left there.
 
 A run writes its new set into ``.NAME.staging-PID`` beside the folder, swaps it in (the
-previous set is then in that folder until it is removed), keeps the previous set in
-``.NAME.old-PID`` where the swap is two renames, and writes its page pack ahead into
-``.NAME.pack-PID``. A run killed meanwhile leaves them; the next run over the folder
-removes them as it starts (:func:`clean_stale`), so nothing stays beside the folder.
+previous set is then in that folder until it is removed), and keeps the previous set in
+``.NAME.old-PID`` where the swap is two renames. A run killed meanwhile leaves them; the
+next run over the folder removes them as it starts (:func:`clean_stale`), so nothing stays
+beside the folder. A ``.NAME.pack-PID`` file (a page pack ingest 0.1 wrote ahead there) is
+removed the same way.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def _pid_alive(pid: int) -> bool:
 
 
 def clean_stale(out_dir: Path) -> None:
-    """Remove staging/old folders and page packs written ahead by earlier runs of ``out_dir``.
+    """Remove the staging/old folders and pack files earlier runs of ``out_dir`` left.
 
     Without the lock only folders of this pid or of dead pids are touched. When this process
     holds ``OutputLock(out_dir)`` no other run can be publishing, so all of them are stale
@@ -49,7 +50,7 @@ def clean_stale(out_dir: Path) -> None:
         if match is None:
             continue
         pid = int(match.group(2))
-        if match.group(1) == "pack":  # a page pack written ahead (see .ahead)
+        if match.group(1) == "pack":  # a page pack an ingest 0.1 run wrote ahead
             if pid != os.getpid() and (locked or not _pid_alive(pid)):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)

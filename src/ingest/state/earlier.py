@@ -6,14 +6,14 @@ decided, and, for the change set, whether each record changed. Per item the file
 :class:`Facts`, the publish that first had its id, its original title and language, its
 line in ``items.jsonl`` and a digest of its JSON without ``sources``, and its
 ``published_estimate`` (the window the next crawl narrows, :mod:`.ages`); per topic its
-line in ``topics.jsonl`` and digest. The next run reads this one file (0.1 s at 100 MB) where it
-decoded ``items.jsonl`` and ``evidence.jsonl`` (state version 1) and keyed every summary
-again (about 1 s); a record whose digest is the same as its new one has not changed, and
-only a record whose digest differs has its line read and compared field by field.
+line in ``topics.jsonl`` and digest. The next run reads this one file (0.1 s at 100 MB)
+instead of decoding ``items.jsonl`` and keying every summary again (about 1 s); a record
+whose digest is the same as its new one has not changed, and only a record whose digest
+differs has its line read and compared field by field.
 
 A publish without the file (state version 1, or schema 1.0), or whose records' files
-changed since it was written, is read from its JSON as before (:mod:`.previous`): digests
-unknown, every record compared field by field.
+changed since it was written, is read from its JSON (:mod:`.previous`): digests unknown,
+every record compared field by field.
 """
 
 from __future__ import annotations

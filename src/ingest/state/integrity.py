@@ -12,7 +12,7 @@ its bytes are read (``--merge``, a pack written anew).
 
 A state written before checksums (versions 1 and 2) has none: its pages are checked by
 their sha256 (each pack read once, and its digest taken for the next publish, which
-carries it), its other files read as before; the next publish writes version 3.
+carries it), its other files read unchecked; the next publish writes version 3.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def file_sum(path: Path) -> FileSum:
 class Seal:
     """The checksums of a state as a publish writes it: each file under ``state/`` is
     hashed as its pieces are written (:meth:`sealed`), or is known already (a file linked
-    from the previous state, or written ahead: :meth:`known`)."""
+    from the previous state: :meth:`known`)."""
 
     def __init__(self) -> None:
         self._sums: dict[str, FileSum] = {}  # by name in the publish ("state/...")

@@ -10,7 +10,8 @@ ingest, schema and state versions) and ``state/``:
   link), for ``--merge``;
 - ``state/earlier.msgpack`` — the records as the next run needs them (:mod:`.earlier`):
   what identity weighs (the summary and original-title keys each item is known by), the
-  publish that first had its id, the languages decided, and a digest of each record.
+  publish that first had its id, the languages decided, and a digest of each record;
+- ``state/reuse.msgpack`` and ``state/reuse-N.pack`` — the reuse cache (:mod:`.reuse`).
 
 Every file of ``state/`` is checked against its checksum before any is used (see
 :mod:`.integrity`). State version 1 kept the keys and the first publishes in

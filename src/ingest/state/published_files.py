@@ -33,7 +33,7 @@ def json_doc(path: Path, head: type[msgspec.Struct] | None = None) -> dict[str, 
 def compared_lines(path: Path, key: str) -> Iterator[dict[str, Any]]:
     """Earlier records as the change set compares them: without their sources, which make
     no change (see state.changes) and are nine in ten of an item's values; each is let go
-    as its line is read (at 100 MB they held the re-run's driver 200 MB higher)."""
+    as its line is read (kept, they would hold a re-run's driver 200 MB higher at 100 MB)."""
     for doc in jsonl_docs(path, key):
         doc.pop("sources", None)
         yield doc

@@ -106,7 +106,7 @@ def _why(win: tuple[dt.date, int, str, str], other: tuple[dt.date, int, str, str
 
 def with_set_aside(pages: list[PageResult], rejects: Iterable[PageReject]) -> list[PageResult]:
     """The pages' facts with the rejected listings of those set aside among their rejects
-    (no longer counted as listings kept elsewhere: each is read once)."""
+    (and not counted as listings kept elsewhere too: each is read once)."""
     by_page: dict[Page, list[PageReject]] = {}
     for rj in rejects:
         by_page.setdefault((rj.prov.file, rj.prov.sha256), []).append(rj)
