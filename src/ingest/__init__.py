@@ -3,7 +3,7 @@
 A site's Python code reads a publish with :func:`read_publish` (see :mod:`ingest.reader`).
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 #: Version of the output contract (field names, types and meanings in out/).
 SCHEMA_VERSION = "1.2.0"
 
