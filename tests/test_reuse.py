@@ -6,7 +6,7 @@ reworded, renamed, duplicated, re-encoded; ``--merge``; ``--jobs 1/2``; ``--craw
 each day run over the day before's publish and, from a copy of the same publish, with
 ``--full``; the two publishes must be the same (report.json's ``timing`` and ``reuse``
 and the report page's line that shows ``reuse`` aside). ``INGEST_REUSE_EXAMPLES`` sets
-the number of examples (``make test-reuse-slow``: many more). Then the cache's trouble:
+the number of examples (``make test-slow``: 100 sequences). Then the cache's trouble:
 another build's cache, a damaged index, damaged blobs: ignored, said, rebuilt, the output
 the same.
 """
