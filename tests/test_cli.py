@@ -125,39 +125,6 @@ def test_rerun_is_byte_identical(ingest: Any) -> None:
         assert a.bytes_of(name) == b.bytes_of(name)
 
 
-def test_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
-    """stderr a terminal: a progress bar; stderr a pipe (as in cron): none."""
-    import os
-    import pty
-    import subprocess
-    import sys
-
-    leader, follower = pty.openpty()
-    proc = subprocess.run(
-        [sys.executable, "-m", "ingest", "run", str(SEEDS), "--out", str(tmp_path / "o")],
-        stdout=subprocess.PIPE,
-        stderr=follower,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-    )
-    os.close(follower)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(leader)
-    assert proc.returncode == 0
-    assert b"parsing" in seen
-    piped = run_subprocess("run", str(SEEDS), "--out", str(tmp_path / "o2"))
-    assert piped.returncode == 0 and "parsing" not in piped.stderr
-
-
 def test_a_bug_in_one_file_becomes_an_internal_error_reject(
     ingest: Any, tmp_path: Path, monkeypatch: Any
 ) -> None:

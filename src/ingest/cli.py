@@ -159,7 +159,11 @@ def _parser() -> argparse.ArgumentParser:
         help="compute everything again: take nothing the previous publish's run computed "
         "(the same output; the cache in DIR/state is rebuilt)",
     )
-    r.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    r.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print nothing on success: neither the steps as they go (stderr) nor the summary",
+    )
     r.set_defaults(func=cmd_run)
     v = sub.add_parser(
         "validate",

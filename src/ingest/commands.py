@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import SCHEMA_VERSION
-from .engines.local import Progress
+from .engines.local import Watch
 from .errors import UsageError
 from .job import JobOptions, JobResult, run_job
+from .steps import Step
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, Task, TaskID
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -28,8 +34,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         strict=args.strict,
         full=args.full,
     )
-    with _progress(quiet=args.quiet) as progress:
-        result = run_job(opts, progress, args.stops)
+    with _watch(quiet=args.quiet, threaded=opts.engine == "dask") as watch:
+        result = run_job(opts, watch, args.stops)
     for warning in result.warnings:
         print(f"ingest: warning: {warning}", file=sys.stderr)
     if result.refused is not None:
@@ -51,22 +57,107 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _progress(*, quiet: bool) -> Iterator[Callable[[int], Progress | None]]:
-    """A progress bar on stderr, only when stderr is a terminal."""
-    if quiet or not sys.stderr.isatty():
-        yield lambda _total: None
-        return
-    from rich.console import Console
-    from rich.progress import Progress as Bar
+def _watch(*, quiet: bool, threaded: bool) -> Iterator[Watch | None]:
+    """The run's steps on stderr as they go (stdout is the summary's): on a terminal, a
+    list of them kept up to date (:class:`_Shown`); otherwise one line as each ends, for a
+    log or cron's mail; nothing with ``--quiet``."""
+    if quiet:
+        yield None
+    elif not sys.stderr.isatty():
+        yield Watch(end=_said_done)
+    else:
+        with _Shown(threaded) as shown:
+            yield Watch(end=shown.end, begin=shown.begin, advance=shown.advance)
 
-    with ExitStack() as stack:
 
-        def start(total: int) -> Progress:
-            bar = stack.enter_context(Bar(console=Console(stderr=True), transient=True))
-            task = bar.add_task("parsing", total=total)
-            return lambda _r: bar.advance(task)
+def _said_done(step: Step, seconds: float) -> None:
+    """One line as a step ends. A reader of stderr gone (a closed pipe) ends the lines, not
+    the run."""
+    with suppress(OSError):
+        print(f"ingest: {step.name} done in {seconds:.2f} s", file=sys.stderr, flush=True)
 
-        yield start
+
+class _Shown:
+    """The steps on a terminal, drawn by rich: a row for each step from its start, with a
+    bar and a count for a step that counts its records (the parse), a spinner for the
+    others, and its seconds; a finished step stays, ticked, with its time. Drawn by the
+    run's own thread as its work goes (at most every ``EVERY`` seconds): the local engine forks
+    only while its process has one thread (:func:`~ingest.engines.forked.can_fork`), so a
+    drawing thread would run its background steps in turn. The Dask engine forks nothing
+    here: rich's own thread keeps the rows moving while the cluster works (``threaded``)."""
+
+    EVERY = 0.1
+
+    def __init__(self, threaded: bool) -> None:
+        self._rows = _rows(threaded)
+        self._ids: dict[str, tuple[TaskID, int | None]] = {}  # a step's row, its total
+        self._drawn = 0.0
+
+    def __enter__(self) -> _Shown:
+        return self  # drawn from the first step on: a run refused before has nothing shown
+
+    def __exit__(self, *_: object) -> None:
+        if self._ids:
+            self._rows.stop()
+
+    def begin(self, step: Step, total: int | None) -> None:
+        if not self._ids:
+            self._rows.start()
+        counted = total if step.progress else None
+        self._ids[step.name] = self._rows.add_task(step.name, total=counted), counted
+        self._draw()
+
+    def advance(self, step: Step, done: int) -> None:
+        if done:
+            self._rows.advance(self._ids[step.name][0], done)
+        if time.monotonic() - self._drawn >= self.EVERY:
+            self._draw()
+
+    def end(self, step: Step, seconds: float) -> None:
+        task, total = self._ids[step.name]
+        self._rows.update(task, completed=total or 0, seconds=seconds)
+        self._rows.stop_task(task)
+        self._draw()
+
+    def _draw(self) -> None:
+        self._rows.refresh()
+        self._drawn = time.monotonic()
+
+
+def _rows(threaded: bool) -> Progress:
+    """rich's progress display on stderr, as :class:`_Shown` fills it; drawn by a thread of
+    its own only when ``threaded``. It leaves stdout and stderr as they are."""
+    from rich.console import Console, RenderableType
+    from rich.progress import BarColumn, MofNCompleteColumn, ProgressColumn, SpinnerColumn
+    from rich.progress import Progress as Rows
+    from rich.text import Text
+
+    class Column(ProgressColumn):
+        def __init__(self, shown: Callable[[Task], RenderableType]) -> None:
+            super().__init__()
+            self.shown = shown
+
+        def render(self, task: Task) -> RenderableType:
+            return self.shown(task)
+
+    def done(task: Task) -> bool:
+        return "seconds" in task.fields
+
+    def seconds(task: Task) -> Text:
+        return Text(f"{task.fields.get('seconds', task.elapsed or 0.0):.2f} s", "progress.elapsed")
+
+    spinner, bar, count = SpinnerColumn(), BarColumn(), MofNCompleteColumn()
+    return Rows(
+        Column(lambda t: Text("✓", "progress.spinner") if done(t) else spinner.render(t)),
+        Column(lambda t: Text(t.description)),
+        Column(lambda t: Text() if t.total is None else bar.render(t)),
+        Column(lambda t: Text() if t.total is None else count.render(t)),
+        Column(seconds),
+        console=Console(stderr=True),
+        auto_refresh=threaded,
+        redirect_stdout=False,
+        redirect_stderr=False,
+    )
 
 
 def _summary(result: JobResult, out_dir: Path) -> None:

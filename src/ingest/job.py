@@ -17,7 +17,7 @@ from typing import Literal
 
 from msgspec import structs
 
-from .engines.local import Progress
+from .engines.local import Watch
 from .errors import UsageError
 from .extract.discover import InputFile, StoredPage, collect_inputs
 from .extract.read import read_ahead, read_bytes
@@ -63,11 +63,9 @@ class JobResult:
     warnings: list[str] = field(default_factory=list)  # to print: the cache's trouble
 
 
-def run_job(
-    opts: JobOptions, progress: Callable[[int], Progress | None], stops: Stops | None = None
-) -> JobResult:
-    """Run the batch job; ``progress(total)`` gives the per-page progress callback, and
-    ``stops`` (the signal handler) learns which publish is live."""
+def run_job(opts: JobOptions, watch: Watch | None = None, stops: Stops | None = None) -> JobResult:
+    """Run the batch job; ``watch`` hears of its steps as they go, and ``stops`` (the
+    signal handler) learns which publish is live."""
     if opts.scheduler and opts.engine != "dask":
         raise UsageError("--scheduler goes with --engine dask")
     check_apart(opts.paths, opts.out)
@@ -82,7 +80,7 @@ def run_job(
         reuse, warnings = _reuse(opts, previous, stored, _reader(inputs, stored))
         try:
             ctx = Context.building_on(previous, settings, reuse)
-            output = _engine(opts, [*inputs, *stored], ctx, progress(len(inputs) + len(stored)))
+            output = _engine(opts, [*inputs, *stored], ctx, watch)
             cache = _after(ctx, output, warnings)
             del ctx  # the run's context (its index, edges, parts...) ends here
             refused = shrink(previous, output)
@@ -127,16 +125,14 @@ def _after(
     return cache_files(fill, ctx.reuse.store, output.report.run.sequence, ctx.reuse.build)
 
 
-def _engine(
-    opts: JobOptions, inputs: list[object], ctx: Context, tick: Progress | None
-) -> RunOutput:
+def _engine(opts: JobOptions, inputs: list[object], ctx: Context, watch: Watch | None) -> RunOutput:
     if opts.engine == "dask":
         from .engines.dask import run_dask
 
-        return run_dask(inputs, opts.scheduler, opts.jobs, ctx)
+        return run_dask(inputs, opts.scheduler, opts.jobs, ctx, watch)
     from .engines.local import run
 
-    return run(inputs, jobs=opts.jobs, progress=tick, ctx=ctx)
+    return run(inputs, jobs=opts.jobs, watch=watch, ctx=ctx)
 
 
 def _reader(

@@ -18,8 +18,9 @@ from collections.abc import Hashable, Iterable
 from typing import Any
 
 from ..records.run import RunOutput
-from ..steps import Context, Step, formed_groups, run_steps
+from ..steps import Context, Step, formed_groups
 from .cluster import connected
+from .local import Watch, watched_run
 from .wire import cut, packed, register_sizes
 
 
@@ -212,20 +213,16 @@ def _grouped(batches: Iterable[list[Any]], step: Step, ctx: Context) -> list[Any
 
 
 def run_dask(
-    inputs: list[Any], scheduler: str | None = None, workers: int = 2, ctx: Context | None = None
+    inputs: list[Any],
+    scheduler: str | None = None,
+    workers: int = 2,
+    ctx: Context | None = None,
+    watch: Watch | None = None,
 ) -> RunOutput:
     """Every step of the run on a Dask cluster (a local one of ``workers`` processes when no
-    scheduler is given); the report's ``timing`` gets each step's seconds."""
-    timing: dict[str, float] = {}
-
-    def timed(step: Step, seconds: float) -> None:
-        timing[step.name] = round(seconds, 4)
-
+    scheduler is given); see :func:`~ingest.engines.local.watched_run`."""
     with connected(scheduler, workers):
-        done = run_steps(DaskEngine(max(1, workers * 4)), inputs, ctx, timed)
-    assert done.output is not None
-    done.output.report.timing.update(timing)
-    return done.output
+        return watched_run(DaskEngine(max(1, workers * 4)), inputs, ctx, watch)
 
 
 register_sizes()  # here, and in each worker: it imports this module for the step functions

@@ -8,30 +8,48 @@ whatever order the workers finish in, so the output is byte-identical for any ``
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from functools import partial
+from itertools import repeat
 from typing import Any, TypeVar
 
 from ..records.run import RunOutput
-from ..steps import Context, Step, formed_groups, run_steps
+from ..steps import Context, Engine, Step, formed_groups, run_steps
 from .forked import Forked, forked
 from .pool import pmap
 
 T = TypeVar("T")
 R = TypeVar("R")
-Progress = Callable[[Any], None]
+#: A step's work as it goes: the step, and how many of the records it reads are done since
+#: (0: it is at work on something else, its groups).
+Advance = Callable[[Step, int], None]
 #: A step and the context its functions may read: bound to them, here as on a worker.
 Task = tuple[Step, Context]
 #: Views a batched step's function (map) or pairs function (group) receives at once.
 BATCH = 256
 
 
-class LocalEngine:
-    """Lists and dicts in this process; ``jobs`` > 1 adds a process pool for pool steps."""
+@dataclass(frozen=True, slots=True)
+class Watch:
+    """What hears of a run's steps as they go (``ingest run`` shows them): ``begin`` of each
+    as it starts (with the number of records it reads when they are the inputs), ``end`` as
+    it ends, with its seconds; ``advance``, from an engine that can tell, as its work goes.
+    Each step begins and ends once, in this process, whether it runs in turn or apart (a
+    background step ends when the run takes its value)."""
 
-    def __init__(self, jobs: int = 1, progress: Progress | None = None) -> None:
+    end: Callable[[Step, float], None]
+    begin: Callable[[Step, int | None], None] | None = None
+    advance: Advance | None = None
+
+
+class LocalEngine:
+    """Lists and dicts in this process; ``jobs`` > 1 adds a process pool for pool steps;
+    ``advance`` hears of each record, batch or group a step is done with here."""
+
+    def __init__(self, jobs: int = 1, advance: Advance | None = None) -> None:
         self.jobs = jobs
-        self.progress = progress
+        self.advance = advance
         self._children: list[Forked[Any]] = []  # background steps' children, started here
 
     def source(self, records: list[Any]) -> list[Any]:
@@ -47,9 +65,8 @@ class LocalEngine:
         views = _views(records, step)
         out: list[Any] = []
         func, items = (_map_batch, _batches(views)) if step.batched else (_map_one, views)
-        for produced in self._run(func, items, step, ctx):
-            if step.progress and self.progress is not None:
-                self.progress(produced)
+        counts = map(len, items) if step.batched else repeat(1)
+        for produced in self._told(self._run(func, items, step, ctx), step, counts):
             out.extend(produced)
         return out
 
@@ -57,7 +74,11 @@ class LocalEngine:
         pairs = self._pairs(_views(records, step), step, ctx)
         ordered = formed_groups(pairs, step.min_group)
         pooled = self._run if step.pool_groups else self._here
-        return [out for found in pooled(_group_one, ordered, step, ctx) for out in found]
+        return [
+            out
+            for found in self._told(pooled(_group_one, ordered, step, ctx), step, repeat(0))
+            for out in found
+        ]
 
     def start(self, records: list[Any], step: Step, ctx: Context) -> Forked[Any] | None:
         """A background step's value, computed by a forked child while the run goes on
@@ -81,9 +102,17 @@ class LocalEngine:
     def _pairs(self, views: list[Any], step: Step, ctx: Context) -> Iterator[Any]:
         """Each view's (key, value) pairs; a batched step's in batches of views."""
         if not step.batched:
-            return self._run(_pairs_of, views, step, ctx)
+            return self._told(self._run(_pairs_of, views, step, ctx), step, repeat(1))
         batches = _batches(views)
-        return (p for per in self._run(_pairs_of_batch, batches, step, ctx) for p in per)
+        per_view = self._run(_pairs_of_batch, batches, step, ctx)
+        return (p for per in self._told(per_view, step, map(len, batches)) for p in per)
+
+    def _told(self, results: Iterator[R], step: Step, counts: Iterable[int]) -> Iterator[R]:
+        """``results`` as they come, ``advance`` told of each (``counts``: the records each
+        is the work of)."""
+        if self.advance is None:
+            return results
+        return _telling(results, step, counts, self.advance)
 
     def _here(
         self, func: Callable[[Task, T], R], items: Sequence[T], step: Step, ctx: Context
@@ -99,6 +128,14 @@ class LocalEngine:
         if step.warm is not None:
             step.warm()  # loaded once, before the workers fork
         return pmap(partial(func, (step, ctx.only(step.needs))), items, workers)
+
+
+def _telling(
+    results: Iterator[R], step: Step, counts: Iterable[int], advance: Advance
+) -> Iterator[R]:
+    for count, result in zip(counts, results, strict=False):  # counts may go on for ever
+        advance(step, count)
+        yield result
 
 
 def _background(records: list[Any], step: Step, ctx: Context) -> tuple[Any, float]:
@@ -146,18 +183,27 @@ def _group_one(task: Task, group: tuple[Hashable, list[Any]]) -> list[Any]:
 
 
 def run(
-    inputs: list[Any],
-    jobs: int = 1,
-    progress: Progress | None = None,
-    ctx: Context | None = None,
+    inputs: list[Any], jobs: int = 1, watch: Watch | None = None, ctx: Context | None = None
 ) -> RunOutput:
-    """Every step of the run, locally; the report's ``timing`` gets each step's seconds."""
+    """Every step of the run, locally (see :func:`watched_run`)."""
+    engine = LocalEngine(jobs, watch.advance if watch is not None else None)
+    return watched_run(engine, inputs, ctx, watch)
+
+
+def watched_run(
+    engine: Engine, inputs: list[Any], ctx: Context | None, watch: Watch | None
+) -> RunOutput:
+    """Every step of the run on ``engine``: the report's ``timing`` gets each step's
+    seconds, and ``watch`` hears of each step."""
     timing: dict[str, float] = {}
 
-    def timed(step: Step, seconds: float) -> None:
+    def ended(step: Step, seconds: float) -> None:
         timing[step.name] = round(seconds, 4)
+        if watch is not None:
+            watch.end(step, seconds)
 
-    done = run_steps(LocalEngine(jobs, progress), inputs, ctx, timed)
+    begin = watch.begin if watch is not None else None
+    done = run_steps(engine, inputs, ctx, ended, on_begin=begin)
     assert done.output is not None
     done.output.report.timing.update(timing)
     return done.output

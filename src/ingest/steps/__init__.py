@@ -163,13 +163,16 @@ def run_steps(
     ctx: Context | None = None,
     on_step: Callable[[Step, float], None] | None = None,
     steps: tuple[Step, ...] = STEPS,
+    on_begin: Callable[[Step, int | None], None] | None = None,
 ) -> Context:
-    """Run every step of ``steps`` on ``engine``; ``on_step`` hears each one's seconds. A
+    """Run every step of ``steps`` on ``engine``; ``on_begin`` hears of each one as it
+    starts, with the number of records it reads when they are the inputs (else None), and
+    ``on_step`` of its seconds as it ends: each step once, in the order they end. A
     collection is let go as soon as the last step that reads it is done. A ``background``
-    step the engine can start goes on while the steps after it run (from the step named by
-    and its value is set when the first step that needs it comes
-    (its time: the background work's)."""
-    run = _Run(engine, ctx or Context(), engine.source(inputs), last_readers(steps), on_step)
+    step the engine can start goes on while the steps after it run, and its value is set
+    (and it ends) when the first step that needs it comes (its time: the background
+    work's)."""
+    run = _Run(engine, ctx or Context(), inputs, last_readers(steps), on_step, on_begin)
     try:
         for n, step in enumerate(steps):
             run.step(n, step)
@@ -186,12 +189,15 @@ class _Run:
         self,
         engine: Engine,
         ctx: Context,
-        inputs: Any,
+        inputs: list[Any],
         last: dict[str, int],
         on_step: Callable[[Step, float], None] | None,
+        on_begin: Callable[[Step, int | None], None] | None,
     ) -> None:
-        self.engine, self.ctx, self.last, self.on_step = engine, ctx, last, on_step
-        self.data: dict[str, Any] = {"inputs": inputs}
+        self.engine, self.ctx, self.last = engine, ctx, last
+        self.on_step, self.on_begin = on_step, on_begin
+        self.count = len(inputs)  # the records a step that reads the inputs reads
+        self.data: dict[str, Any] = {"inputs": engine.source(inputs)}
         self.pending: dict[str, tuple[Step, Started]] = {}  # by the value they write
 
     def step(self, n: int, step: Step) -> None:
@@ -203,6 +209,8 @@ class _Run:
 
     def begin(self, step: Step) -> None:
         """Start a background step the engine computes apart; run any other in turn."""
+        if self.on_begin is not None:
+            self.on_begin(step, self.count if step.reads == "inputs" else None)
         t0 = time.perf_counter()
         reads = self.data[step.reads] if step.kind != "driver" else None
         started = self.engine.start(reads, step, self.ctx) if step.background else None
