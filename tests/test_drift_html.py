@@ -175,7 +175,7 @@ def test_saved_pages_give_the_text_dump_records(ingest: Any, saver: str) -> None
     assert marks == {f["format"]: f["marks"] for f in text.report["files"]}
 
 
-def test_issue_11_bare_nav_and_footer_around_a_page(ingest: Any, tmp_path: Path) -> None:
+def test_a_bare_nav_and_footer_around_a_page_are_chrome(ingest: Any, tmp_path: Path) -> None:
     """A saved page whose <body> starts with a bare <nav> and ends with a <footer>."""
     lines = seed_text("item_page").split("\n")
     page = (

@@ -301,7 +301,7 @@ def test_only_the_topic_list_is_refused_and_the_publish_kept(day1: Path, tmp_pat
     assert len(Out(day1, 0).items) == 19 and len(changes(day1)) == 28 + 19 + 1
 
 
-def test_a_breadcrumb_on_every_page_no_longer_wipes_the_site(day1: Path, tmp_path: Path) -> None:
+def test_a_breadcrumb_on_every_page_keeps_the_site(day1: Path, tmp_path: Path) -> None:
     """A crawl with one breadcrumb line above each page. The pages are read
     through (format drift) and nothing changes; were they not, the guard would refuse."""
     dumps = tmp_path / "crumbs"
