@@ -56,7 +56,7 @@ def by_summary(out: Out) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-def test_the_issue_entry_merges_with_its_topic_page_and_topic_list(
+def test_a_chinese_original_entry_merges_with_its_topic_page_and_topic_list(
     ingest: Any, tmp_path: Path, shape: str
 ) -> None:
     """Seed 004's second related entry, a Chinese original, listed on a topic page and a
