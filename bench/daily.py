@@ -59,9 +59,14 @@ def reworded(data: bytes, rnd: Random) -> bytes:
     return (text[:at] + "，并且新近" + text[at + 1 :]).encode(codec)
 
 
+def _done(where: Path) -> Path:
+    """The mark of a finished day-2 folder: beside it, never among the pages a run reads."""
+    return where.with_name(f"{where.name}.done")
+
+
 def day_two(dumps: Path, share: float, where: Path, seed: int = 0) -> Path:
     """A copy of ``dumps`` (hard links) with ``share`` of its files reworded."""
-    if (where / ".done").is_file():
+    if _done(where).is_file() and where.is_dir():
         return where
     shutil.rmtree(where, ignore_errors=True)
     files = sorted(p for p in dumps.rglob("*") if p.is_file())
@@ -74,7 +79,7 @@ def day_two(dumps: Path, share: float, where: Path, seed: int = 0) -> Path:
             target.write_bytes(reworded(path.read_bytes(), rnd))
         else:
             os.link(path, target)
-    (where / ".done").write_text(f"{len(changed)} of {len(files)} files changed\n")
+    _done(where).write_text(f"{len(changed)} of {len(files)} files changed\n")
     return where
 
 
@@ -161,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {name} | {wall:.2f} | {wall / fresh:.2f} | {rss:.0f} | {grew} |")
     for name, dumps in days.items():
         if dumps != c.dumps:
-            print(f"{name}: {(dumps / '.done').read_text().strip()}")
+            print(f"{name}: {_done(dumps).read_text().strip()}")
     return 0
 
 
