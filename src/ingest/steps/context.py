@@ -92,7 +92,7 @@ class Step:
     needs: tuple[str, ...] = ()  # the context fields its functions read on a worker
     batched: bool = False  # a list of views at once: map fn(views, ctx) → outputs;
     # group pairs(views, ctx) → one list of pairs per view
-    progress: bool = False  # the engine reports each record this step finishes
+    progress: bool = False  # shown with a bar counting its inputs (else a spinner)
     # only later steps read its value (their ``needs`` name it): an engine may compute it
     # while it runs the steps after it (the local engine: in a forked child)
     background: bool = False
