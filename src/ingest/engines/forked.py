@@ -148,7 +148,9 @@ class Forked(Generic[T]):
             return
         with contextlib.suppress(ProcessLookupError):
             os.kill(self._pid, signal.SIGKILL)
-        os.waitpid(self._pid, 0)
+        # reaped already when a signal cut ``result`` short between its wait and its next line
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self._pid, 0)
         self._pid = None
         self._file.close()
 
