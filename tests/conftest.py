@@ -130,6 +130,15 @@ def write_files(folder: Path, files: dict[str, str | bytes]) -> Path:
     return folder
 
 
+#: The line each step of a run prints on stderr as it ends, when stderr is no terminal.
+STEP_LINE = re.compile(r"ingest: [a-z -]+ done in \d+\.\d\d s\n")
+
+
+def without_steps(err: str) -> str:
+    """What a run said on stderr besides the line each of its steps prints as it ends."""
+    return STEP_LINE.sub("", err)
+
+
 def run_subprocess(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

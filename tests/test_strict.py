@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEEDS, run_subprocess, write_files
+from conftest import SEEDS, run_subprocess, without_steps, write_files
 from ingest.cli import main
 from test_state import snapshot
 
@@ -32,7 +32,7 @@ def test_strict_with_rejects_leaves_the_previous_publish_live(
     before = snapshot(out)
     capsys.readouterr()
     assert main(["run", str(with_a_bad_file(tmp_path)), "--out", str(out), "--strict"]) == 1
-    err = capsys.readouterr().err
+    err = without_steps(capsys.readouterr().err)
     refused = out.with_name("data.refused")
     assert err == (
         "ingest: refused: --strict: 1 reject(s) (ENCODING_UNDECODABLE); nothing was published: "
@@ -50,7 +50,7 @@ def test_strict_with_rejects_leaves_the_previous_publish_live(
 def test_strict_on_a_first_run_publishes_nothing(tmp_path: Path) -> None:
     folder = write_files(tmp_path / "in", {"empty.txt": b""})
     proc = run_subprocess("run", str(folder), "--out", str(tmp_path / "out"), "--strict")
-    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.returncode == 1 and without_steps(proc.stderr).count("\n") == 1, proc.stderr
     assert f"nothing was published: {str(tmp_path / 'out')!r} holds no publish" in proc.stderr
     assert not (tmp_path / "out").exists() and (tmp_path / "out.refused" / "report.json").exists()
 
@@ -67,7 +67,7 @@ def test_strict_refuses_even_with_allow_shrink_and_never_into_a_foreign_folder(
     write_files(tmp_path / "out.refused", {"notes.txt": "mine"})
     capsys.readouterr()
     assert main(["run", str(dumps), "--out", str(out), "--strict"]) == 2
-    err = capsys.readouterr().err
+    err = without_steps(capsys.readouterr().err)
     assert err.count("\n") == 1 and "is not an ingest output" in err, err
     assert snapshot(out) == before
     assert (tmp_path / "out.refused" / "notes.txt").read_text() == "mine"
