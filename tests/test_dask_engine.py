@@ -112,6 +112,7 @@ def test_scheduler_needs_the_dask_engine(tmp_path: Path) -> None:
     assert "--scheduler goes with --engine dask" in proc.stderr
 
 
+@pytest.mark.slow  # waits for the connection to time out: make test-slow
 def test_unreachable_scheduler_is_a_clear_error(tmp_path: Path) -> None:
     proc = run_subprocess(
         "run",

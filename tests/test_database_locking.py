@@ -79,10 +79,11 @@ def stopped(proc: subprocess.Popen[str]) -> None:
 # --- point 7: PostgreSQL first publishes and migrations at once -------------------------------
 
 
+@pytest.mark.parametrize("rounds", [1, pytest.param(3, marks=pytest.mark.slow)])
 def test_first_publishes_into_an_empty_postgresql_database_run_one_after_the_other(
-    seeds_out: Path,
+    seeds_out: Path, rounds: int
 ) -> None:
-    for _ in range(3):
+    for _ in range(rounds):
         with pg_database() as url:
             done = together(seeds_out, url, 3)
             assert [code for code, _, err in done] == [0, 0, 0], [err for *_, err in done]
@@ -93,9 +94,12 @@ def test_first_publishes_into_an_empty_postgresql_database_run_one_after_the_oth
             assert_rows_equal_jsonl(url, seeds_out)
 
 
-def test_migrations_at_once_run_one_after_the_other(seeds_out: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("rounds", [1, pytest.param(2, marks=pytest.mark.slow)])
+def test_migrations_at_once_run_one_after_the_other(
+    seeds_out: Path, tmp_path: Path, rounds: int
+) -> None:
     b = derive(seeds_out, tmp_path / "b", edit_b)
-    for _ in range(2):
+    for _ in range(rounds):
         with pg_database() as url:
             assert finish(start(seeds_out, url, "--quiet"))[0] == 0
             downgrade_to_v1(url)

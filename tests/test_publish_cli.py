@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -246,7 +247,7 @@ def test_second_run_on_a_locked_output_fails_fast(
 TERMINATED = (-signal.SIGTERM, 128 + signal.SIGTERM)
 
 
-@pytest.mark.parametrize("action", ["term", "int"])
+@pytest.mark.parametrize("action", ["term", pytest.param("int", marks=pytest.mark.slow)])
 def test_a_signal_at_every_point_says_truly_which_publish_is_live(
     tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot], action: str
 ) -> None:
@@ -366,8 +367,9 @@ def test_sigterm_while_parsing_in_worker_processes(
     assert_recovers(out, new)
 
 
+@pytest.mark.parametrize("moments", [(1, 2, 5, 6), pytest.param(range(8), marks=pytest.mark.slow)])
 def test_a_signal_at_any_moment_of_a_run_says_truly_which_publish_is_live(
-    tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot]
+    tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot], moments: Iterable[int]
 ) -> None:
     """SIGTERM and SIGINT at moments spread over a run, from the lock taken to past its
     end: whatever the folder holds afterwards (the previous publish or the new one) is
@@ -388,7 +390,7 @@ def test_a_signal_at_any_moment_of_a_run_says_truly_which_publish_is_live(
     proc, began = locked(previous_output(refs, tmp_path / "timed"))
     assert finish(proc) == (0, "")
     rest = time.monotonic() - began  # from the lock taken to the end
-    for k in range(8):
+    for k in moments:  # odd: SIGTERM, even: SIGINT
         out = previous_output(refs, tmp_path / f"at{k}")
         proc, _ = locked(out)
         time.sleep(rest * k / 6)

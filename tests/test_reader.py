@@ -254,6 +254,7 @@ print(len(pub.items), len(topic.items), first.id == topic.topic.items[0], title 
 """
 
 
+@pytest.mark.slow  # builds and installs a wheel: make test-slow
 def test_the_installed_wheel_reads_and_type_checks(seeds_out: Path, tmp_path: Path) -> None:
     """The wheel ``pip`` builds, installed into a fresh environment that holds only it and
     msgspec: a script reads the publish, and mypy --strict checks a client against the

@@ -146,11 +146,11 @@ def huge_run(base: RunOutput, n: int) -> RunOutput:
 def test_every_page_of_a_huge_run_is_under_the_limit(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert main(["run", str(SEEDS), "--out", str(out), "--quiet"]) == 0
-    n = 3000
+    n = 1500
     found = render_pages(huge_run(read_back(out), n))
     sizes = {name: len(raw) for name, raw in found.items()}
     assert max(sizes.values()) < LIMIT, max(sizes.items(), key=lambda kv: kv[1])
-    assert sum(sizes.values()) > 20 * LIMIT  # what one page would have held
+    assert sum(sizes.values()) > 10 * LIMIT  # what one page would have held
     assert sizes["report.html"] < LIMIT
     kinds = Counter(name.split("/")[-1].rsplit("-", 1)[0] for name in found)
     assert kinds["topics"] >= 3 and kinds["decisions"] >= 3 and kinds["rejects"] >= 3
