@@ -34,8 +34,8 @@ settings.load_profile("slow" if SLOW else "default")
 
 def cli_examples(full: int) -> int:
     """The examples a property that runs ``ingest run`` once an example gets: ``full``
-    under the slow profile, a tenth of it (at least 10) otherwise."""
-    return full if SLOW else max(10, full // 10)
+    under the slow profile, a twentieth of it (at least 5) otherwise."""
+    return full if SLOW else max(5, full // 20)
 
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -34,7 +34,7 @@ from ingest.cli import main
 from ingest.state import reuse as cache
 from ingest.state.integrity import MANIFEST, digest, file_sum
 
-EXAMPLES = int(os.environ.get("INGEST_REUSE_EXAMPLES", "10"))
+EXAMPLES = int(os.environ.get("INGEST_REUSE_EXAMPLES", "6"))
 _ENCODINGS = ("utf-8", "utf-8-sig", "utf-16", "gb18030")
 _LINE = re.compile(rb'<p class="reuse">.*?</p>\n')
 
