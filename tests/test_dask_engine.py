@@ -83,6 +83,7 @@ def test_seeds_on_a_local_dask_cluster(ingest: Any) -> None:
     assert _report(dask) == _report(local)
 
 
+@pytest.mark.slow  # a generated corpus through a scheduler of its own: make test-slow
 def test_generated_corpus_through_a_scheduler_address(
     ingest: Any, corpus: Path, cluster: Any
 ) -> None:

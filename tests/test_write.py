@@ -287,7 +287,8 @@ def test_kill_at_fault_point(tmp_path: Path, point: str, fresh: bool) -> None:
     assert leftovers(tmp_path) == []
 
 
-def test_sigkill_at_random_moments(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kills", [8, pytest.param(20, marks=pytest.mark.slow)])
+def test_sigkill_at_random_moments(tmp_path: Path, kills: int) -> None:
     rng = random.Random(20261129)
     old = {f"part{i}.jsonl": rng.randbytes(1 << 18) for i in range(12)} | {"report.json": b"o"}
     new = {f"part{i}.jsonl": rng.randbytes(1 << 18) for i in range(8, 20)} | {"report.json": b"n"}
@@ -297,7 +298,7 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
     publish(out, old)
     budget = max(time.perf_counter() - start, 0.002) * 1.5
     killed = 0
-    for _ in range(20):
+    for _ in range(kills):
         publish(out, old)
         proc = subprocess.Popen(
             [sys.executable, str(CHILD), "publish", str(src), str(out)],
