@@ -130,6 +130,9 @@ def write_files(folder: Path, files: dict[str, str | bytes]) -> Path:
     return folder
 
 
+#: The report page's line on what the run took from the previous publish's cache: the one
+#: part of a publish that differs between a daily run and ``--full`` or another engine.
+REUSE_LINE = re.compile(rb'<p class="reuse">.*?</p>\n')
 #: The line each step of a run prints on stderr as it ends, when stderr is no terminal.
 STEP_LINE = re.compile(r"ingest: [a-z -]+ done in \d+\.\d\d s\n")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -16,12 +15,11 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, SEEDS, outliving, run_subprocess
+from conftest import REUSE_LINE, ROOT, SEEDS, outliving, run_subprocess
 
 NAMES = ("items.jsonl", "topics.jsonl", "rejects.jsonl", "changes.jsonl", "report.html")
 #: What says how much a run took from the previous publish's cache: the Dask engine takes
 #: nothing and keeps no cache (state/reuse*), the local engine does; the rest is the same.
-_REUSE_LINE = re.compile(rb'<p class="reuse">.*?</p>\n')
 
 
 def _report(out: Any) -> dict[str, Any]:
@@ -35,7 +33,7 @@ def _shown(name: str, data: bytes) -> bytes:
     """A file as the engines must agree on it: report.html without its reuse line, the
     state's checksums without the reuse cache's files (the Dask engine leaves none)."""
     if name == "report.html":
-        return _REUSE_LINE.sub(b"", data)
+        return REUSE_LINE.sub(b"", data)
     if name == "state/manifest.json":
         doc = json.loads(data)
         doc["files"] = {n: v for n, v in doc["files"].items() if not n.startswith("reuse")}

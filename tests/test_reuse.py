@@ -29,14 +29,13 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from xxhash import xxh3_128_digest
 
-from conftest import ROOT, SEEDS
+from conftest import REUSE_LINE, ROOT, SEEDS
 from ingest.cli import main
 from ingest.state import reuse as cache
 from ingest.state.integrity import MANIFEST, digest, file_sum
 
 EXAMPLES = int(os.environ.get("INGEST_REUSE_EXAMPLES", "6"))
 _ENCODINGS = ("utf-8", "utf-8-sig", "utf-16", "gb18030")
-_LINE = re.compile(rb'<p class="reuse">.*?</p>\n')
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +127,7 @@ def published(out: Path) -> dict[str, bytes]:
     report.pop("timing")
     report.pop("reuse")
     files["report.json"] = json.dumps(report, sort_keys=True).encode()
-    files["report.html"] = _LINE.sub(b"", files["report.html"])
+    files["report.html"] = REUSE_LINE.sub(b"", files["report.html"])
     for page in sorted((out / "report").iterdir()):
         files[f"report/{page.name}"] = page.read_bytes()
     files["state/earlier.msgpack"] = (out / "state" / "earlier.msgpack").read_bytes()
@@ -236,7 +235,7 @@ def test_the_same_pages_again_are_taken_whole_and_the_state_stays_its_size(
     assert (took["groups_reused"], took["groups_recomputed"]) == (first["groups_recomputed"], 0)
     after = {p.name: p.stat().st_size for p in (out / "state").iterdir()}
     assert after == before  # nothing new to keep: no new pack, an index of the same size
-    line = _LINE.search((out / "report.html").read_bytes())
+    line = REUSE_LINE.search((out / "report.html").read_bytes())
     assert line is not None and b": 3 of 3 pages, 47 of 47 groups" in line.group()
 
 
@@ -249,7 +248,7 @@ def test_a_changed_page_is_parsed_again_and_the_report_says_why(tmp_path: Path) 
     assert took["recomputed"] == [{"file": item_page.name, "reason": "new-bytes"}]
     assert took["pages_reused"] == 2
     assert took["groups_reused"] > 0 and took["groups_recomputed"] > 0
-    line = _LINE.search((out / "report.html").read_bytes())
+    line = REUSE_LINE.search((out / "report.html").read_bytes())
     assert line is not None and b"2 of 3 pages" in line.group() and b"1 (new-bytes)" in line.group()
 
 
