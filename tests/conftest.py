@@ -134,11 +134,13 @@ def write_files(folder: Path, files: dict[str, str | bytes]) -> Path:
 #: part of a publish that differs between a daily run and ``--full`` or another engine.
 REUSE_LINE = re.compile(rb'<p class="reuse">.*?</p>\n')
 #: The line each step of a run prints on stderr as it ends, when stderr is no terminal.
-STEP_LINE = re.compile(r"ingest: [a-z -]+ done in \d+\.\d\d s\n")
+#: A line the log prints as a phase of a run ends (read, resolved, wrote, published), and
+#: its last one (done).
+STEP_LINE = re.compile(r"ingest: (?:read|resolved|wrote|published|done)\b[^\n]* in \d+\.\d\d s\n")
 
 
 def without_steps(err: str) -> str:
-    """What a run said on stderr besides the line each of its steps prints as it ends."""
+    """What a run said on stderr besides the lines its phases print as they end."""
     return STEP_LINE.sub("", err)
 
 
@@ -210,3 +212,25 @@ def proc_state(pid: int) -> tuple[str, int] | None:
     except OSError:
         return None
     return fields[0], int(fields[1])
+
+
+def reseal(folder: Path) -> None:
+    """The marker of the publish in ``folder`` listing its files as they are now (each
+    file's size and xxh3-128): a publish as another writer would have made it, edits and
+    all, that the door takes as whole."""
+    from xxhash import xxh3_128_hexdigest
+
+    marker_path = folder / ".ingest"
+    marker = json.loads(marker_path.read_bytes())
+    files = {}
+    for path in sorted(folder.rglob("*")):
+        name = path.relative_to(folder).as_posix()
+        if (
+            path.is_file()
+            and not path.is_symlink()
+            and name not in (".ingest", ".keep", ".gitkeep")
+        ):
+            data = path.read_bytes()
+            files[name] = {"size": len(data), "xxh3_128": xxh3_128_hexdigest(data)}
+    marker["files"] = files
+    marker_path.write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")

@@ -13,6 +13,8 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
+import string
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,19 +23,19 @@ from typing import Any
 
 import msgspec
 import pytest
+import xxhash
 from msgspec.structs import replace
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import URL, make_url
 
-from ingest.outputs.atomic import publish
-from ingest.outputs.ownership import marker
-from ingest.outputs.published import load_publish
-from ingest.outputs.render import render
-from ingest.records.output import Item, Topic
-from ingest.records.run import RunOutput
+from ingest.contract import Item, Topic
+from ingest.job import write_records
+from ingest.reader import load_publish
+from ingest.records import RunOutput
 from ingest.state.changes import change_set, counts
-from ingest.state.previous import MARKER
 
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "database.md"
+README = DOCS.parent.parent / "README.md"
 PG_ENV = "INGEST_TEST_PG"
 PG_DEFAULT = "postgresql://postgres@127.0.0.1:5432/test"
 Json = dict[str, Any]
@@ -105,6 +107,24 @@ def json_value(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
+def logged(url: str, where: str = "TRUE") -> list[Json]:
+    """The ``changes`` rows ``where`` says, as ``changes.jsonl`` lines: ``into_id`` as
+    ``into``, ``field_values`` as ``values`` (left out where it is ``{}``, as the line leaves
+    it out), sorted as the file is. A row whose ``field_values`` is NULL (logged before the
+    database kept values) keeps ``values: None``, which no line of the file has."""
+    query = (
+        f'SELECT entity, op, id, fields, into_id AS "into", field_values FROM changes WHERE {where}'
+    )
+    out = []
+    for row in rows(url, query):
+        values = json_value(row.pop("field_values"))
+        line = {**row, "fields": json_value(row["fields"])}
+        if values != {}:
+            line["values"] = values
+        out.append(line)
+    return sorted(out, key=lambda c: (c["entity"], c["op"], c["id"]))
+
+
 def rows(url: str, query: str) -> list[dict[str, Any]]:
     engine = connect(url)
     try:
@@ -147,6 +167,21 @@ def _by(records: list[Json], key: str) -> dict[str, Json]:
 Edit = Callable[[list[Json], list[Json]], dict[str, str]]
 
 
+def reseal(folder: Path) -> Path:
+    """``folder``'s marker made to list its files as they are now (size and xxh3-128): a
+    publish edited by hand becomes a whole one again, as if ingest (or another tool that
+    seals what it writes) had written it so. A listed file that is gone stays listed."""
+    marker_path = folder / ".ingest"
+    marker = json.loads(marker_path.read_bytes())
+    for name in marker["files"]:
+        path = folder / name
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            marker["files"][name] = {"size": len(data), "xxh3_128": xxhash.xxh3_128_hexdigest(data)}
+    marker_path.write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
+    return folder
+
+
 def derive(base: Path, dest: Path, edit: Edit) -> Path:
     """A publish folder made from ``base``'s records after ``edit`` (on the records as
     JSON, in place; it returns old id → id merged into), with ``changes.jsonl``, the
@@ -167,7 +202,7 @@ def derive(base: Path, dest: Path, edit: Edit) -> Path:
         totals=replace(run.report.totals, items=len(new_items), topics=len(new_topics)),
     )
     out = RunOutput(new_items, new_topics, run.rejects, report, changes)
-    publish(dest, {**render(out), MARKER: marker()})  # records only: no state/ to derive
+    write_records(dest, out)  # records only: no state/ to derive
     return dest
 
 
@@ -273,3 +308,85 @@ def assert_rows_equal_jsonl(url: str, folder: Path) -> None:
             assert sorted(row) == sorted(record), (name, record[key])
             for field, value in record.items():
                 assert row[field] == value, (name, record[key], field)
+
+
+# --- search -------------------------------------------------------------------------------
+
+#: The texts the search looks in.
+SEARCHED = ("title_zh", "title_original", "summary_zh")
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def fold(text: str) -> str:
+    """A-Z as a-z, every other character as it is: the search's one case rule."""
+    return text.translate(_ASCII_LOWER)
+
+
+def substring_scan(items: list[Json], q: str) -> set[str]:
+    """The ids of the items one of whose searched texts contains ``q``, A-Z and a-z taken
+    as the same: what a search must find (docs/database.md, Search)."""
+    return scanner(items)(q)
+
+
+def scanner(items: list[Json]) -> Callable[[str], set[str]]:
+    """:func:`substring_scan` of ``items`` for many words (their texts folded once)."""
+    folded = [(x["id"], [fold(x[f]) for f in SEARCHED if x[f]]) for x in items]
+
+    def scan(q: str) -> set[str]:
+        word = fold(q)
+        return {key for key, found in folded if any(word in t for t in found)}
+
+    return scan
+
+
+def search_query(backend: str) -> str:
+    """docs/database.md's search query (the one taking ``:q``) for ``sqlite`` or
+    ``postgresql``, as written there."""
+    found: list[str] = re.findall(rf"```sql {backend}\n(.*?)```", DOCS.read_text("utf-8"), re.S)
+    [query] = [sql for sql in found if ":q" in sql]
+    return query
+
+
+def readme_queries() -> list[tuple[str, str]]:
+    """The SQL of the README's database section, fenced or indented, each with where it
+    runs: ``both``, ``sqlite`` or ``postgresql``."""
+    readme = README.read_text("utf-8")
+    heading = re.search(r"^(#+) The database sites read\n", readme, re.M)
+    assert heading is not None, "the README has no section 'The database sites read'"
+    rest = readme[heading.end() :]
+    end = re.search(rf"^#{{1,{len(heading.group(1))}}} ", rest, re.M)
+    section = rest if end is None else rest[: end.start()]
+    fenced = re.findall(r"```sql\n(.*?)```", section, re.S)
+    indented = re.findall(r"\n\n((?:    .*\n)+)", section)
+    blocks = fenced + [re.sub(r"^    ", "", b, flags=re.M) for b in indented]
+    queries = [b for b in blocks if b.lstrip().upper().startswith("SELECT")]
+    return [(_backend(sql), sql) for sql in queries]
+
+
+def _backend(sql: str) -> str:
+    """Where a query of the README runs: FTS5's MATCH is SQLite's; ILIKE and the collation
+    "C" are PostgreSQL's."""
+    if " MATCH " in sql:
+        return "sqlite"
+    return "postgresql" if " ILIKE " in sql or 'COLLATE "C"' in sql else "both"
+
+
+# --- the clients' parameters --------------------------------------------------------------
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def sqlite3_arg(value: str) -> str:
+    """``"'model-serving-compute'"``: an SQL string as one argument of a dot-command of
+    ``sqlite3`` (``.parameter set :q ARG``; double-quoted, with backslash escapes)."""
+    inner = _literal(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{inner}"'
+
+
+def psql_arg(value: str) -> str:
+    """``'''model-serving-compute'''``: an SQL string as a psql ``\\set`` value
+    (single-quoted, quotes doubled, with backslash escapes)."""
+    inner = _literal(value).replace("\\", "\\\\").replace("'", "''")
+    return f"'{inner}'"

@@ -131,20 +131,7 @@ class Shape:
 def draw(seed: int, **fixed: Any) -> Pages:
     """Example ``seed``: the seed pages, some entries Chinese originals, in one HTML shape
     (``fixed`` pins dimensions of the shape, e.g. ``card="li"``)."""
-    rng = Random(seed)
-    shape = Shape(  # the markup cycles with the number, so that a few examples show each
-        rng,
-        shift=seed % 4,
-        skip=rng.choice((0, 0, 0, 1)),
-        card=CARDS[seed % len(CARDS)],
-        title=TITLES[seed % len(TITLES)],
-        listing=LISTINGS[seed // 2 % len(LISTINGS)],
-        wrappers=frozenset(w for w in WRAPPERS if rng.random() < 0.6),
-        indent=rng.random() < 0.5,
-    )
-    shape.buttons = "noise" in shape.wrappers and rng.random() < 0.5
-    for name, value in fixed.items():
-        setattr(shape, name, value)
+    shape = _shape(seed, fixed)
     topic, topic_list, item = _seeds()
     main, related = _chinese_originals(shape, item)
     originals = {e.summary: e.zh for e in [main, *related] if e.shown in (None, e.zh)}
@@ -161,6 +148,45 @@ def draw(seed: int, **fixed: Any) -> Pages:
         "item_page.html": _page(shape, _item_page_body(shape, item, main, related)),
     }
     return Pages(seed, shape.describe(), dumps, saved)
+
+
+def _shape(seed: int, fixed: dict[str, Any]) -> Shape:
+    rng = Random(seed)
+    shape = Shape(  # the markup cycles with the number, so that a few examples show each
+        rng,
+        shift=seed % 4,
+        skip=rng.choice((0, 0, 0, 1)),
+        card=CARDS[seed % len(CARDS)],
+        title=TITLES[seed % len(TITLES)],
+        listing=LISTINGS[seed // 2 % len(LISTINGS)],
+        wrappers=frozenset(w for w in WRAPPERS if rng.random() < 0.6),
+        indent=rng.random() < 0.5,
+    )
+    shape.buttons = "noise" in shape.wrappers and rng.random() < 0.5
+    for name, value in fixed.items():
+        setattr(shape, name, value)
+    return shape
+
+
+def topic_page_part(seed: int, first: int, last: int, section: str | None) -> str:
+    """Listings ``first``..``last`` of the seed topic page as one page of the topic saved in
+    parts, in the HTML shape of example ``seed``: the header and the footer as every page of
+    it shows them, the list numbered from ``first`` (``<ol start>``), its section heading
+    ``section`` (None: none)."""
+    shape = _shape(seed, {})
+    topic, _, _ = _seeds()
+    part = replace(topic, listings=topic.listings[first - 1 : last], section=section)
+    return _page(shape, _topic_page_body(shape, part, start=first), topic=True)
+
+
+def topic_list_part(seed: int, entries: list[tuple[str | None, str]]) -> str:
+    """The seed topic list's description and stats lines over ``entries`` (title line or
+    None, summary line each): one part of a topic list saved in parts, in the HTML shape
+    of example ``seed``."""
+    shape = _shape(seed, {})
+    _, topic_list, _ = _seeds()
+    part = replace(topic_list, entries=tuple(_FIXTURES.Entry(t, s) for t, s in entries))
+    return _page(shape, _topic_list_body(shape, part))
 
 
 def _seeds() -> tuple[Any, Any, Any]:
@@ -269,7 +295,7 @@ def _site_footer(own: str) -> str:
     )
 
 
-def _topic_page_body(s: Shape, t: Any) -> list[str]:
+def _topic_page_body(s: Shape, t: Any, start: int = 1) -> list[str]:
     url = html.escape(t.url, quote=True)
     fields = [
         s.el("li", f'所属：<a href="">{html.escape(t.category)}</a>'),
@@ -281,7 +307,9 @@ def _topic_page_body(s: Shape, t: Any) -> list[str]:
         s.el("ul", "".join(fields)),
     ]
     items = [_listing(s, x) for x in t.listings]
-    section = [s.el(s.h(2), s.text(t.section)), s.el("ol", s.join(items))]
+    numbered = f' start="{start}"' + s.attrs() if start != 1 else ""  # a later page's list
+    section = [s.el(s.h(2), s.text(t.section))] if t.section is not None else []
+    section.append(s.el("ol", s.join(items), numbered))
     article = s.el(s.rng.choice(("header", "div")), s.join(header)) + s.el(
         "section", s.join(section)
     )

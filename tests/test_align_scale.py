@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ingest.records.internal import Listing, Provenance
-from ingest.transform import align
-from ingest.transform.align import (
+from ingest.records import Listing, Provenance
+from ingest.resolve import align
+from ingest.resolve.align import (
     WINDOW,
     NearIndex,
     OrderPoint,

@@ -7,9 +7,8 @@ from types import ModuleType
 import pytest
 
 from conftest import ROOT, SEEDS, load_script
-from ingest.extract.discover import collect_inputs
+from ingest.extract.discover import collect_inputs, read_bytes
 from ingest.extract.pages import parse_bytes
-from ingest.extract.read import read_bytes
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from ingest.extract.decode import (
     incomplete_utf8_tail,
 )
 from ingest.extract.pages import parse_bytes
-from ingest.extract.parse.base import (
+from ingest.extract.parse.common import (
     LINE_BREAK,
     Page,
     line_at,
@@ -33,8 +33,8 @@ from ingest.extract.parse.base import (
     next_break,
     split_lines,
 )
-from ingest.extract.parse.topic_frame import heading_starts
-from ingest.records.internal import Listing, PageResult, Provenance
+from ingest.extract.parse.topic_page import heading_starts
+from ingest.records import Listing, PageResult, Provenance
 
 _PROV = Provenance("a.md", "0" * 64, "topic-page", "listing 3", 120, 7)
 
@@ -110,8 +110,9 @@ def test_line_numbers_counted_and_looked_up_agree(text: str, data: st.DataObject
 def test_the_memos_keep_no_long_text() -> None:
     """A text over MEMO_CHARS is never remembered, so a few hostile 100k-character lines
     cannot hold hundreds of megabytes."""
-    from ingest.extract.parse import lines
-    from ingest.normalize import memo, text, urls
+    from ingest.extract.parse import common as lines
+    from ingest.normalize import text, urls
+    from ingest.normalize import text as memo
 
     memos = [lines.is_summary_line, urls._checked_seen, text.cleaned_plain, text.key_of]
     before = [len(m.seen) for m in memos]
@@ -125,7 +126,7 @@ def test_the_memos_keep_no_long_text() -> None:
 
 
 def test_a_memo_holds_no_more_than_its_budget_and_remembers_within_it() -> None:
-    from ingest.normalize.memo import MEMO_CHARS, text_memo
+    from ingest.normalize.text import MEMO_CHARS, text_memo
 
     calls: list[str] = []
 

@@ -8,7 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import ITEM_PAGE, ROOT, SEEDS, TOPIC_PAGE, run_subprocess, write_files
+from dbtest import reseal
+from ingest import SCHEMA_VERSION
+from ingest.cli import main
 from ingest.schema import schemas
 
 PROSE = "这是一段普通的文字，不是任何一种页面。\nIt is just prose, a note somebody saved.\n"
@@ -104,19 +109,82 @@ def test_schema_write(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "s").iterdir()) == sorted(schemas())
 
 
-def test_validate_reports_broken_output(ingest: Any, tmp_path: Path) -> None:
+def _validate(folder: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(["validate", str(folder)])
+    said = capsys.readouterr()
+    return code, said.out, said.err
+
+
+def _damaged(folder: Path, what: str) -> str:
+    return (
+        f"ingest: error: the publish in {str(folder)!r} is damaged: {what}. Nothing was "
+        f"changed; mend it from what remains with: ingest repair {folder}\n"
+    )
+
+
+def test_validate_reports_broken_output(
+    ingest: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = ingest(SEEDS)
-    items = out.folder / "items.jsonl"
+    folder = out.folder
+    assert _validate(folder, capsys) == (0, f"{folder}: valid (schema {SCHEMA_VERSION})\n", "")
+    # a record no run writes, in a publish sealed as it is: a problem found (exit 1)
+    items = folder / "items.jsonl"
     lines = items.read_text("utf-8").splitlines()
     bad = json.loads(lines[0])
     bad["kind"] = "novel"
+    items.write_text("\n".join([json.dumps(bad, ensure_ascii=False), *lines[1:]]) + "\n", "utf-8")
+    reseal(folder)
+    code, said, err = _validate(folder, capsys)
+    assert code == 1 and f"{items}: record 1: kind: 'novel' is not valid" in said, said
+    assert err == f"ingest: {len(said.splitlines())} problem(s) in {folder}\n"
+    # records that agree with their schema but not with each other or with the report
+    bad["kind"] = json.loads(lines[0])["kind"]
     bad["related"] = ["does-not-exist"]
     items.write_text("\n".join([json.dumps(bad, ensure_ascii=False), *lines[1:]]) + "\n", "utf-8")
-    proc = run_subprocess("validate", str(out.folder))
-    assert proc.returncode == 1
-    assert "kind" in proc.stdout
-    (out.folder / "topics.jsonl").unlink()
-    assert "missing" in run_subprocess("validate", str(out.folder)).stdout
+    report = json.loads((folder / "report.json").read_text("utf-8"))
+    report["totals"]["items"] += 1
+    (folder / "report.json").write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+    reseal(folder)
+    code, said, _ = _validate(folder, capsys)
+    assert code == 1
+    assert said.splitlines() == [
+        f"item {bad['id']}: related id does-not-exist not in items.jsonl",
+        f"{folder}/report.json: totals.items is 48, files hold 47",
+    ]
+    # a file changed after it was sealed (here: as long as it was), or gone: the publish is
+    # damaged (exit 2)
+    items.write_bytes(items.read_bytes().replace(b"does-not-exist", b"does-not-exisT"))
+    damaged = _damaged(folder, "items.jsonl does not match its checksum")
+    assert _validate(folder, capsys) == (2, "", damaged)
+    (folder / "topics.jsonl").unlink()
+    assert _validate(folder, capsys) == (2, "", _damaged(folder, "topics.jsonl is missing"))
+
+
+def test_validate_refuses_what_is_not_a_publish(
+    ingest: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 2, one line: no folder, a folder ingest did not write, a refused run's output,
+    a publish of another major schema."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, said, err = _validate(tmp_path / "nowhere", capsys)
+    assert (code, said) == (2, "")
+    assert err == f"ingest: error: {str(tmp_path / 'nowhere')!r}: no such folder\n"
+    code, said, err = _validate(empty, capsys)
+    assert (code, said) == (2, "") and err.count("\n") == 1 and "holds no publish" in err, err
+    folder = ingest(SEEDS).folder
+    marker = json.loads((folder / ".ingest").read_text("utf-8"))
+    (folder / ".ingest").write_text(json.dumps({**marker, "kind": "refused"}), "utf-8")
+    code, said, err = _validate(folder, capsys)
+    assert (code, said) == (2, "") and "'refused' output, not a publish" in err, err
+    (folder / ".ingest").write_text(json.dumps({**marker, "schema_version": "2.0.0"}), "utf-8")
+    code, said, err = _validate(folder, capsys)
+    assert (code, said) == (2, "") and err == (
+        f"ingest: error: {str(folder)!r} declares schema 2.0.0; this ingest validates schema "
+        f"{SCHEMA_VERSION.split('.')[0]}.x ({SCHEMA_VERSION})\n"
+    )
 
 
 def test_rerun_is_byte_identical(ingest: Any) -> None:
@@ -130,7 +198,7 @@ def test_a_bug_in_one_file_becomes_an_internal_error_reject(
 ) -> None:
     """A parser exception is a bug, but the run goes on: that file is INTERNAL_ERROR."""
     import ingest.extract.pages as parse
-    from ingest.records.vocab import Format
+    from ingest.records import Format
 
     def broken(page: Any) -> None:
         raise RuntimeError("boom")
@@ -154,9 +222,7 @@ def test_a_finished_run_leaves_none_of_its_records_alive(tmp_path: Path) -> None
     """Called in a process that lives on (a test, a service), a run must not keep its
     records, and must not leave them in reference cycles either: reference counts alone
     (the collector off here) free all of them."""
-    from ingest.cli import main
-    from ingest.records.internal import Listing
-    from ingest.records.run import RunOutput
+    from ingest.records import Listing, RunOutput
 
     def alive() -> set[int]:
         return {id(o) for o in gc.get_objects() if isinstance(o, RunOutput | Listing)}

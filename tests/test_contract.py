@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from conftest import ROOT
-from ingest.records.output import (
+from ingest.contract import (
     ChangeCounts,
+    ContractError,
     Decision,
     DecisionSide,
     Item,
@@ -29,8 +30,9 @@ from ingest.records.output import (
     RunInfo,
     Source,
     Totals,
+    json_bytes,
+    jsonl,
 )
-from ingest.records.serial import ContractError, json_bytes, jsonl
 
 SOURCE = Source(
     file="a.txt", sha256="0" * 64, format="topic-page", locator="listing 1", byte_offset=0, line=1

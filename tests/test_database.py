@@ -22,20 +22,19 @@ from conftest import SEEDS
 from dbtest import (
     BACKENDS,
     NEW_ID,
-    Json,
     assert_rows_equal_jsonl,
     database_url,
     derive,
     edit_b,
     edit_c,
-    json_value,
     lines,
+    logged,
     pg_database,
     rows,
     snapshot,
 )
 from ingest.cli import main
-from ingest.records.output import Item, Topic
+from ingest.contract import Item, Topic
 from ingest.state.changes import change_set
 
 
@@ -83,20 +82,11 @@ def test_publishing_the_same_folder_twice_changes_no_row(
     assert [p["id"] for p in rows(db_url, "SELECT id FROM publishes")] == [1, 2]
 
 
-def logged(url: str, publish_id: int) -> list[Json]:
-    query = (
-        'SELECT entity, op, id, fields, into_id AS "into" FROM changes WHERE publish_id = '
-        + str(publish_id)
-    )
-    found = [{**r, "fields": json_value(r["fields"])} for r in rows(url, query)]
-    return sorted(found, key=lambda c: (c["entity"], c["op"], c["id"]))
-
-
 def test_the_change_set_equals_changes_jsonl(db_url: str, folders: Any) -> None:
     a, b, c = folders
     for n, folder in enumerate((a, b, c), 1):
         assert publish(folder, db_url) == 0
-        assert logged(db_url, n) == lines(folder, "changes.jsonl")
+        assert logged(db_url, f"publish_id = {n}") == lines(folder, "changes.jsonl")
     ops = {(c["op"], c["id"]) for c in lines(b, "changes.jsonl")}
     assert ("added", NEW_ID) in ops and any(op == "merged" for op, _ in ops)
     [latest] = rows(db_url, "SELECT * FROM publishes WHERE id = 3")
@@ -120,7 +110,7 @@ def test_a_database_runs_behind_catches_up_in_one_publish(db_url: str, folders: 
         [msgspec.convert(x, Topic) for x in lines(c, "topics.jsonl")],
         merged,
     )
-    assert logged(db_url, 2) == [msgspec.to_builtins(x) for x in expected]
+    assert logged(db_url, "publish_id = 2") == [msgspec.to_builtins(x) for x in expected]
     assert {x.op for x in expected} == {"added", "changed", "removed"}
 
 
@@ -128,7 +118,7 @@ def test_sources_alone_rewrite_rows_but_log_no_change(db_url: str, folders: Any)
     a, b, _ = folders
     assert publish(a, db_url) == 0
     assert publish(b, db_url) == 0
-    changed = {x["id"] for x in logged(db_url, 2) if x["op"] == "changed"}
+    changed = {x["id"] for x in logged(db_url, "publish_id = 2") if x["op"] == "changed"}
     moved = [x for x in lines(b, "items.jsonl") if x["sources"][0]["line"] > 1000]
     assert len(moved) == 1 and moved[0]["id"] not in changed
     assert_rows_equal_jsonl(db_url, b)

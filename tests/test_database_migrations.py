@@ -29,14 +29,16 @@ from dbtest import (
     derive,
     edit_b,
     edit_c,
-    json_value,
     lines,
+    logged,
     pg_database,
     rows,
+    search_query,
+    substring_scan,
     table_names,
 )
 from ingest.cli import main
-from ingest.outputs.database import tables
+from ingest.database import tables
 
 NOW = str(tables.DB_SCHEMA_VERSION)
 TRGM = ["items_summary_zh_trgm", "items_title_original_trgm", "items_title_zh_trgm"]
@@ -109,6 +111,7 @@ def downgrade_to_v2(url: str) -> None:
         return
     engine = connect(url)
     with engine.begin() as conn:
+        conn.execute(text("ALTER TABLE changes DROP COLUMN field_values"))
         for table, column in (("topics", "declared_levels"), ("changes", "fields")):
             conn.execute(
                 text(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE text USING {column}::text")
@@ -147,6 +150,61 @@ def _sqlite_to_v2(path: Path) -> None:
     conn.execute("PRAGMA journal_mode = WAL")
     conn.close()
     newer.unlink()
+
+
+#: ``changes`` as database schema version 3 made it in SQLite (no ``field_values``), and its
+#: search table: FTS5 holding its own copy of the texts, rowids of its own.
+V3_SQLITE_CHANGES = """
+CREATE TABLE changes (
+	publish_id INTEGER NOT NULL,
+	entity TEXT NOT NULL,
+	id TEXT NOT NULL,
+	op TEXT NOT NULL,
+	fields JSON NOT NULL,
+	into_id TEXT,
+	PRIMARY KEY (publish_id, entity, id),
+	CONSTRAINT fields_is_json CHECK (fields IS NULL OR json_valid(fields)),
+	FOREIGN KEY(publish_id) REFERENCES publishes (id)
+)"""
+V3_SQLITE_FTS = (
+    "CREATE VIRTUAL TABLE items_fts USING fts5(id UNINDEXED, title_zh, title_original, "
+    "summary_zh, tokenize = 'trigram')"
+)
+
+
+def downgrade_to_v3(url: str) -> None:
+    """Version 3: no ``changes.field_values``; SQLite's ``items_fts`` a table of its own (its
+    rows put in in reverse id order: rowids that do not line up with ``items``', as a v3
+    database's drifted); PostgreSQL's trigram indexes on the columns as they are."""
+    if url.startswith("sqlite"):
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None)
+        conn.execute("BEGIN")
+        conn.execute("DROP TABLE items_fts")
+        conn.execute(V3_SQLITE_FTS)
+        searched = "id, title_zh, title_original, summary_zh"
+        conn.execute(
+            f"INSERT INTO items_fts ({searched}) SELECT {searched} FROM items ORDER BY id DESC"
+        )
+        conn.execute("ALTER TABLE changes RENAME TO _v4_changes")
+        conn.execute(V3_SQLITE_CHANGES)
+        conn.execute(
+            "INSERT INTO changes SELECT publish_id, entity, id, op, fields, into_id "
+            "FROM _v4_changes"
+        )
+        conn.execute("DROP TABLE _v4_changes")
+        conn.execute("UPDATE ingest_meta SET value = '3' WHERE key = 'schema_version'")
+        conn.execute("COMMIT")
+        conn.close()
+        return
+    engine = connect(url)
+    with engine.begin() as conn:
+        conn.execute(text("ALTER TABLE changes DROP COLUMN field_values"))
+        conn.execute(text(f"DROP INDEX {', '.join(TRGM)}"))
+        for index in TRGM:
+            column = index.removeprefix("items_").removesuffix("_trgm")
+            conn.execute(text(f"CREATE INDEX {index} ON items USING gin ({column} gin_trgm_ops)"))
+        conn.execute(text("UPDATE ingest_meta SET value = '3' WHERE key = 'schema_version'"))
+    engine.dispose()
 
 
 def downgrade_to_v1(url: str) -> None:
@@ -217,7 +275,7 @@ def test_a_version_2_database_with_data_is_migrated_in_the_publish(
     a, b, c = abc
     assert publish(a, db_url, "--quiet") == 0
     assert publish(b, db_url, "--quiet") == 0
-    history = rows(db_url, "SELECT * FROM changes ORDER BY publish_id, entity, id")
+    history = logged(db_url, "publish_id < 3")
     taken = rows(db_url, "SELECT id, published_at FROM publishes ORDER BY id")
     fresh = tmp_path / "fresh.sqlite"
     if db_url.startswith("sqlite"):
@@ -234,16 +292,11 @@ def test_a_version_2_database_with_data_is_migrated_in_the_publish(
         {"value": NOW}
     ]
     assert_rows_equal_jsonl(db_url, c)
-    query = 'SELECT entity, op, id, fields, into_id AS "into" FROM changes WHERE publish_id = 3'
-    logged = [{**r, "fields": json_value(r["fields"])} for r in rows(db_url, query)]
-    assert sorted(logged, key=lambda x: (x["entity"], x["op"], x["id"])) == lines(
-        c, "changes.jsonl"
-    )
-    kept = rows(
-        db_url, "SELECT * FROM changes WHERE publish_id < 3 ORDER BY publish_id, entity, id"
-    )
-    assert [{**r, "fields": json_value(r["fields"])} for r in kept] == [
-        {**r, "fields": json_value(r["fields"])} for r in history
+    assert logged(db_url, "publish_id = 3") == lines(c, "changes.jsonl")
+    assert any("values" in x for x in lines(c, "changes.jsonl"))
+    # The rows logged before: as they were, their values not known (NULL).
+    assert logged(db_url, "publish_id < 3") == [
+        {**{k: v for k, v in x.items() if k != "values"}, "values": None} for x in history
     ]
     now = rows(db_url, "SELECT id, published_at FROM publishes WHERE id < 3 ORDER BY id")
     if db_url.startswith("sqlite"):
@@ -261,6 +314,59 @@ def test_a_version_2_database_with_data_is_migrated_in_the_publish(
         assert [r["indexname"] for r in rows(db_url, indexes)] == TRGM
     [item] = [x for x in lines(c, "items.jsonl") if x["summary_zh"].endswith("（改写）")]
     assert item["id"] in search_finds(db_url, "（改写）")
+
+
+def test_a_version_3_database_gets_field_values_and_the_linked_search(
+    db_url: str, abc: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A and B in a version 3 database, then C: ``changes`` gets ``field_values`` (C's rows
+    hold the values, the rows logged before NULL), and the search is made anew — SQLite's
+    ``items_fts`` linked to ``items`` (Datasette finds it; FTS5's check of it against
+    ``items`` passes), PostgreSQL's trigram indexes on the expressions the query uses — and
+    the documented query finds what the substring scan finds."""
+    from datasette.utils import detect_fts
+
+    a, b, c = abc
+    assert publish(a, db_url, "--quiet") == 0
+    assert publish(b, db_url, "--quiet") == 0
+    history = logged(db_url, "publish_id < 3")
+    assert any("values" in x for x in history)
+    downgrade_to_v3(db_url)
+    assert "field_values" not in columns(db_url)["changes"]
+    capsys.readouterr()
+    assert publish(c, db_url) == 0
+    out = capsys.readouterr().out
+    search = "table" if db_url.startswith("sqlite") else "indexes"
+    assert f"(migrated from database schema 3, search {search} added)" in out, out
+    version = "SELECT value FROM ingest_meta WHERE key = 'schema_version'"
+    assert rows(db_url, version) == [{"value": NOW}]
+    assert_rows_equal_jsonl(db_url, c)
+    assert logged(db_url, "publish_id = 3") == lines(c, "changes.jsonl")
+    assert any("values" in x for x in lines(c, "changes.jsonl"))
+    assert logged(db_url, "publish_id < 3") == [
+        {**{k: v for k, v in x.items() if k != "values"}, "values": None} for x in history
+    ]
+    if db_url.startswith("sqlite"):
+        fresh = f"sqlite:///{tmp_path / 'fresh.sqlite'}"
+        assert publish(c, fresh, "--quiet") == 0
+        assert schema_sql(db_url) == schema_sql(fresh)
+        path = db_url.removeprefix("sqlite:///")
+        with sqlite3.connect(path) as conn:
+            assert detect_fts(conn, "items") == "items_fts"
+            conn.execute("INSERT INTO items_fts (items_fts, rank) VALUES ('integrity-check', 1)")
+        conn.close()
+    else:
+        query = "SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE '%trgm' ORDER BY 1"
+        found = rows(db_url, query)
+        assert [r["indexname"] for r in found] == TRGM
+        for r in found:
+            column = r["indexname"].removeprefix("items_").removesuffix("_trgm")
+            assert f'lower(({column} COLLATE "C")) gin_trgm_ops' in r["indexdef"], r
+    backend = "sqlite" if db_url.startswith("sqlite") else "postgresql"
+    items = lines(c, "items.jsonl")
+    for q in ("推理", "（改写）", "强化学习", "a", "TRL"):
+        found_ids = {r["id"] for r in rows_with(db_url, search_query(backend), {"q": q})}
+        assert found_ids == substring_scan(items, q) != set(), q
 
 
 def longest_fields(url: str) -> int:
@@ -289,12 +395,18 @@ def test_a_version_1_database_is_migrated_in_the_publish(
     version = "SELECT value FROM ingest_meta WHERE key = 'schema_version'"
     assert rows(db_url, version) == [{"value": NOW}]
     assert_rows_equal_jsonl(db_url, c)
-    [dated] = [x["id"] for x in lines(c, "items.jsonl") if x["published_estimate"]]
-    back = {"entity": "item", "op": "changed", "id": dated, "fields": ["published_estimate"]}
-    query = 'SELECT entity, op, id, fields, into_id AS "into" FROM changes ORDER BY entity, op, id'
-    logged = [{**r, "fields": json_value(r["fields"])} for r in rows(db_url, query)]
-    expected_log = [*lines(c, "changes.jsonl"), {**back, "into": None}]
-    assert logged == sorted(expected_log, key=lambda x: (x["entity"], x["op"], x["id"]))
+    [dated] = [x for x in lines(c, "items.jsonl") if x["published_estimate"]]
+    estimate = {"before": None, "after": dated["published_estimate"]}
+    back = {
+        "entity": "item",
+        "op": "changed",
+        "id": dated["id"],
+        "fields": ["published_estimate"],
+        "into": None,
+        "values": {"published_estimate": estimate},
+    }
+    expected_log = [*lines(c, "changes.jsonl"), back]
+    assert logged(db_url) == sorted(expected_log, key=lambda x: (x["entity"], x["op"], x["id"]))
 
 
 def _nothing_declared(items: list[Json], topics: list[Json]) -> dict[str, str]:
@@ -323,8 +435,10 @@ def test_json_and_timestamps_are_typed_in_a_new_database(
     if db_url.startswith("sqlite"):
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", row["published_at"])
         assert columns(db_url)["changes"]["fields"] == "JSON"
+        assert columns(db_url)["changes"]["field_values"] == "JSON"
         for statement in (
             "UPDATE changes SET fields = 'not json'",
+            "UPDATE changes SET field_values = '{\"a\":'",
             "UPDATE publishes SET published_at = '2026-12-03 19:04:40'",
         ):
             with pytest.raises(Exception, match="CHECK constraint failed"), engine.begin() as conn:
@@ -333,6 +447,8 @@ def test_json_and_timestamps_are_typed_in_a_new_database(
         query = "SELECT DISTINCT pg_typeof(published_at)::text AS t FROM publishes"
         assert rows(db_url, query) == [{"t": "timestamp with time zone"}]
         query = "SELECT pg_typeof(declared_levels)::text AS t FROM topics"
+        assert rows(db_url, query) == [{"t": "jsonb"}]
+        query = "SELECT DISTINCT pg_typeof(field_values)::text AS t FROM changes"
         assert rows(db_url, query) == [{"t": "jsonb"}]
         assert longest_fields(db_url) == 1  # ["declared"], as jsonb
     engine.dispose()

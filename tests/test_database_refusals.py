@@ -11,6 +11,7 @@ import ctypes
 import hashlib
 import json
 import os
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -30,10 +31,11 @@ from dbtest import (
     derive,
     edit_b,
     pg_database,
+    reseal,
     snapshot,
 )
 from ingest.cli import main
-from ingest.outputs.database import tables
+from ingest.database import tables
 
 FILES = ["changes.jsonl", "items.jsonl", "rejects.jsonl", "report.json", "topics.jsonl"]
 
@@ -165,13 +167,13 @@ def test_a_newer_or_unmarked_database_is_refused(
 
 def test_without_db_the_file_goes_beside_the_folder(seeds_out: Path, tmp_path: Path) -> None:
     work = tmp_path / "site"
-    (work / "out").mkdir(parents=True)
-    for name in FILES:
-        (work / "out" / name).write_bytes((seeds_out / name).read_bytes())
+    work.mkdir()
+    shutil.copytree(seeds_out, work / "out", symlinks=True)
+    inside = sorted(str(p.relative_to(work / "out")) for p in (work / "out").rglob("*"))
     done = run_subprocess("publish", cwd=work)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in work.iterdir()) == ["out", "out.sqlite"]
-    assert sorted(p.name for p in (work / "out").iterdir()) == FILES
+    assert sorted(str(p.relative_to(work / "out")) for p in (work / "out").rglob("*")) == inside
     assert f"into sqlite:///{work / 'out.sqlite'}" in done.stdout
     digest = hashlib.sha256(
         "".join(
@@ -222,7 +224,10 @@ def _drop_a_topic_member(recs: list[dict[str, Any]]) -> None:
 @pytest.mark.parametrize(
     ("damage", "words"),
     [
-        (lambda f: (f / "report.json").unlink(), ("not a publish of ingest run", "report.json")),
+        (
+            lambda f: (f / "report.json").unlink(),
+            ("is damaged: report.json is missing", "ingest repair"),
+        ),
         (_break_a_line, ("items.jsonl: line 1", "summary")),
         (_dangling_related, ("related 'nosuchitem0000' is not in the folder",)),
         (lambda f: (f / "topics.jsonl").write_text("{}\n"), ("topics.jsonl: line 1",)),
@@ -237,18 +242,38 @@ def _drop_a_topic_member(recs: list[dict[str, Any]]) -> None:
         ),
         (
             lambda f: _edit_report(f, lambda t: t.replace('"sequence": 1', '"sequence": 0', 1)),
-            ("report.json: not a report of ingest run: run/sequence",),
+            ("report.json: not a report of ingest run: ", "Expected `int` >= 1", "sequence"),
         ),
     ],
 )
 def test_a_folder_that_is_not_a_publish(
     seeds_out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: Any, words: Any
 ) -> None:
+    """Records no run would write, in a publish whose marker lists them as they are (so
+    the door lets them through): each one is still refused, naming what is wrong."""
     damage(seeds_out)
+    reseal(seeds_out)
     db = tmp_path / "site.sqlite"
     refused([str(seeds_out), "--db", f"sqlite:///{db}"], capsys, *words)
     assert not db.exists()
     refused([str(tmp_path / "nowhere"), "--db", f"sqlite:///{db}"], capsys, "no such folder")
+    assert not db.exists()
+
+
+def test_a_publish_edited_by_hand_is_damaged(
+    seeds_out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file of a publish changed after ingest sealed it: the door names it as damaged
+    and the way to mend it; no database is made."""
+    path = seeds_out / "items.jsonl"  # the same size: only the checksum tells
+    path.write_text(path.read_text("utf-8").replace('"summary_zh":', '"summary_zx":', 1), "utf-8")
+    db = tmp_path / "site.sqlite"
+    err = refused([str(seeds_out), "--db", f"sqlite:///{db}"], capsys)
+    assert err == (
+        f"ingest: error: the publish in {str(seeds_out)!r} is damaged: items.jsonl does not "
+        "match its checksum. Nothing was changed; mend it from what remains with: ingest "
+        f"repair {seeds_out}\n"
+    )
     assert not db.exists()
 
 

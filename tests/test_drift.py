@@ -30,7 +30,7 @@ from conftest import (
     write_files,
 )
 from ingest.cli import main
-from ingest.extract.parse.lines import is_furniture
+from ingest.extract.parse.common import is_furniture
 
 #: Site chrome as scrapers leave it: navigation, breadcrumbs, share, cookie, legal lines.
 CHROME = [

@@ -18,8 +18,8 @@ import pytest
 
 from conftest import SEEDS, Out, write_files
 from ingest.cli import main
+from ingest.extract import markup as htmltree
 from ingest.extract.html import html_to_text
-from ingest.extract.html import tree as htmltree
 from test_htmltext import _HEADER_LINK, FIXTURES, _BrokenLexbor, comparable, seed_text
 
 KINDS = ("topic_page", "topic_list", "item_page")

@@ -3,8 +3,10 @@
 The corpus is re-parsed here independently of the generator (its own decoding, regexes and
 grouping of listings into resources), and every count in ``expected.json`` is checked
 against what the files really contain; a saved-HTML page is read as the text dump it stands
-for (``twins/``). Then ``ingest run`` on the corpus must give exactly one item per resource
-and reject nothing: every page of the corpus is valid.
+for (``twins/``). Some topics are saved in parts (a paginated topic page: each part with the
+header and the footer, the ranks continuing; its topic list in parts too): their parts are
+joined here in file-name order. Then ``ingest run`` on the corpus must give exactly one item
+per resource, each topic whole, and reject nothing: every page of the corpus is valid.
 """
 
 from __future__ import annotations
@@ -104,8 +106,15 @@ class Parsed:
     bytes: int = 0
     listings: list[Listing] = field(default_factory=list)
     topics: dict[str, dict[str, Any]] = field(default_factory=dict)  # by description
-    # (description, listing indexes, declared count, declared beginners)
+    # (description, listing indexes, declared count, declared beginners): a whole list
     topic_lists: list[tuple[str, list[int], int, int]] = field(default_factory=list)
+    # each page of a topic page (a topic list) by description, in file-name order
+    page_parts: defaultdict[str, list[dict[str, Any]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    list_parts: defaultdict[str, list[tuple[str, list[int], int, int]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
     item_pages: list[tuple[int, list[int]]] = field(default_factory=list)  # main idx, related
     crlf_files: int = 0
     flat_topic_pages: int = 0
@@ -124,10 +133,9 @@ def parse_topic_page(name: str, text: str, p: Parsed) -> None:
     assert text.rstrip().endswith(FOOTER_SOURCE) and FOOTER_NOTICE in text, name
     found = LISTING.findall(text)
     assert len(found) == len(LISTING_START.findall(text)), f"{name}: unparsed listing"
-    assert [int(f[0]) for f in found] == list(range(1, len(found) + 1)), name
-    assert 20 <= len(found) <= 60, name
+    first = int(found[0][0])  # a later part of a paginated topic goes on from the last one
+    assert [int(f[0]) for f in found] == list(range(first, first + len(found))), name
     levels = [LEVELS.index(f[3]) for f in found]
-    assert levels == sorted(levels), f"{name}: levels must not decrease"
     idx = []
     for _num, title, _kind, _level, summary in found:
         for text_field in (title, summary):
@@ -136,14 +144,50 @@ def parse_topic_page(name: str, text: str, p: Parsed) -> None:
         assert 140 <= len(unescape(summary)) <= 400, summary
         idx.append(len(p.listings))
         p.listings.append(Listing(unescape(summary), name, "topic_page", title_zh=unescape(title)))
-    assert desc not in p.topics, f"{name}: duplicate description"
-    p.topics[desc] = {
-        "name": topic_name,
-        "slug": slug,
-        "category": category,
-        "listings": idx,
-        "beginners": levels.count(0),
-    }
+    head = {"name": topic_name, "slug": slug, "category": category}
+    p.page_parts[desc].append(
+        {"file": name, "head": head, "first": first, "listings": idx, "levels": levels}
+    )
+
+
+PART = re.compile(r"^(t[pl]_\d{6})(?:_p(\d))?\.txt$")
+
+
+def join_parts(p: Parsed) -> None:
+    """Each topic from its pages (one, or 2-4 parts of one page size in file-name order,
+    each with the same header, ranks going on from one to the next), and each topic list
+    from its parts (each with the same description and stats lines)."""
+    for desc, parts in p.page_parts.items():
+        files = [part["file"] for part in parts]
+        _one_page_or_parts(files)
+        sizes = [len(part["listings"]) for part in parts]
+        assert all(n == sizes[0] for n in sizes[:-1]) and sizes[-1] <= sizes[0], files
+        assert [part["first"] for part in parts] == [1 + sum(sizes[:i]) for i in range(len(parts))]
+        assert all(part["head"] == parts[0]["head"] for part in parts), files
+        levels = [lev for part in parts for lev in part["levels"]]
+        assert 20 <= len(levels) <= 60, files
+        assert levels == sorted(levels), f"{files}: levels must not decrease"
+        p.topics[desc] = {
+            **parts[0]["head"],
+            "files": files,
+            "listings": [i for part in parts for i in part["listings"]],
+            "beginners": levels.count(0),
+        }
+    for desc, lists in p.list_parts.items():
+        files = [name for name, _, _, _ in lists]
+        _one_page_or_parts(files)
+        assert len({(n, k) for _, _, n, k in lists}) == 1, files
+        idx = [i for _, some, _, _ in lists for i in some]
+        p.topic_lists.append((desc, idx, lists[0][2], lists[0][3]))
+
+
+def _one_page_or_parts(files: list[str]) -> None:
+    """``tp_NNNNNN.txt`` alone, or ``tp_NNNNNN_p1.txt`` .. ``_pK.txt`` (K from 2 to 4)."""
+    found = [PART.match(f) for f in files]
+    assert all(found) and len({m[1] for m in found if m}) == 1, files
+    parts = [m[2] for m in found if m]
+    assert parts == [None] or parts == [str(k) for k in range(1, len(files) + 1)], files
+    assert len(files) <= 4, files
 
 
 def parse_topic_list(name: str, lines: list[str], p: Parsed) -> None:
@@ -159,7 +203,7 @@ def parse_topic_list(name: str, lines: list[str], p: Parsed) -> None:
         p.listings.append(
             Listing(summary, name, "topic_list", title_en=title, chinese_title=chinese)
         )
-    p.topic_lists.append((lines[0], idx, int(stats.group(1)), int(stats.group(2))))
+    p.list_parts[lines[0]].append((name, idx, int(stats.group(1)), int(stats.group(2))))
 
 
 def item_entries(name: str, lines: list[str], p: Parsed) -> list[Listing]:
@@ -209,9 +253,13 @@ def parse_corpus(folder: Path) -> Parsed:
         p.encodings[encoding] += 1
         if path.suffix == ".html":  # read as the text dump it stands for
             assert text.startswith("<!DOCTYPE html>") and "</html>" in text, path.name
+            saved = text
             path = folder / "twins" / f"{path.stem}.txt"
             text = path.read_text(encoding="utf-8").removesuffix("\n")
             p.html_pages[path.name[:2]] += 1
+            first = LISTING.search(text) if text.startswith("# ") else None
+            if first is not None and int(first[1]) > 1:  # a later part of a topic page
+                assert saved.count(f'<ol start="{first[1]}">') == 1, path.name
         else:
             assert path.suffix == ".txt", path.name
         p.crlf_files += "\r\n" in text
@@ -229,6 +277,7 @@ def parse_corpus(folder: Path) -> Parsed:
             parse_item_page(path.name, lines, p)
         assert path.name.startswith({"topic_page": "tp_", "topic_list": "tl_"}.get(kind, "ip_"))
         p.files[kind] += 1
+    join_parts(p)
     return p
 
 
@@ -343,15 +392,39 @@ def test_listing_and_topic_counts(parsed: Parsed, expected: dict[str, Any]) -> N
         "item_page_main": by_kind["item_main"],
         "related_entries": by_kind["related"],
     }
-    assert expected["topics"] == len(parsed.topics) == parsed.files["topic_page"]
+    assert expected["topics"] == len(parsed.topics)
+    assert parsed.files["topic_page"] == sum(len(t["files"]) for t in parsed.topics.values())
+    assert expected["topic_lists"] == len(parsed.topic_lists)
     topics = parsed.topics.values()
     assert len({t["slug"] for t in topics}) == len(topics)
     assert len({t["name"] for t in topics}) == len(topics)
     for desc, _idx, n, k in parsed.topic_lists:
         topic = parsed.topics[desc]  # every topic list belongs to a generated topic page
         assert (n, k) == (len(topic["listings"]), topic["beginners"])
-    share = parsed.files["topic_list"] / parsed.files["topic_page"]
+    share = len(parsed.topic_lists) / len(parsed.topics)
     assert 0.2 <= share <= 0.6
+
+
+def test_some_topics_are_saved_in_parts(parsed: Parsed, expected: dict[str, Any]) -> None:
+    """About a fifth of the topics (never the first) are saved as a paginated topic page
+    (2-4 files: checked in :func:`join_parts`), the topic list of such a topic in parts
+    too, at most one part a page."""
+    parted = {d: t for d, t in parsed.topics.items() if len(t["files"]) > 1}
+    lists = {d: len(parsed.list_parts[d]) for d, _, _, _ in parsed.topic_lists}
+    assert expected["parted"] == {
+        "topics": len(parted),
+        "topic_page_files": sum(len(t["files"]) for t in parted.values()),
+        "topic_lists": sum(n > 1 for n in lists.values()),
+        "topic_list_files": sum(n for n in lists.values() if n > 1),
+    }
+    assert 0.1 <= len(parted) / len(parsed.topics) <= 0.35
+    assert {len(t["files"]) for t in parted.values()} >= {2, 3}
+    assert "tp_000000.txt" in parsed.topics[next(iter(parsed.topics))]["files"]
+    assert any(n > 1 for n in lists.values())
+    for desc, n in lists.items():  # a list in parts is a parted topic's, never in more parts
+        assert n == 1 or 1 < n <= len(parsed.topics[desc]["files"]), desc
+        if desc in parted and n == 1:
+            assert len(parsed.list_parts[desc][0][1]) == 1, desc  # one entry: one part
 
 
 def test_resources_variants_and_cross_listing(
@@ -443,12 +516,15 @@ def test_chinese_originals_and_saved_pages(parsed: Parsed, expected: dict[str, A
 def test_ingest_gives_one_item_per_resource_and_rejects_nothing(
     corpus: Path,
     tmp_path: Path,
+    parsed: Parsed,
     expected: dict[str, Any],
     groups: tuple[list[str], list[int], list[int]],
 ) -> None:
-    """``ingest run`` on the corpus (its Chinese originals, its saved pages) gives exactly
-    one item per resource (each item's summary is of another resource), no reject, and
-    every Chinese original whose title a page shows with the title as its original."""
+    """``ingest run`` on the corpus (its Chinese originals, its saved pages, its topics
+    saved in parts) gives exactly one item per resource (each item's summary is of another
+    resource), no reject, every topic whole (the parts of a paginated topic joined: as
+    many items as its pages list, the count its topic list declares), and every Chinese
+    original whose title a page shows with the title as its original."""
     out = tmp_path / "out"
     done = run_subprocess("run", str(corpus / "dumps"), "--out", str(out), "--quiet")
     assert done.returncode == 0, done.stderr
@@ -457,6 +533,19 @@ def test_ingest_gives_one_item_per_resource_and_rejects_nothing(
     for key in ("listings", "items", "topics", "rejects"):
         assert totals[key] == expected[key], key
     assert (out / "rejects.jsonl").read_bytes() == b""
+    assert not any("TOPIC_VERSION" in w or "COUNT_MISMATCH" in w for w in report["warnings"])
+    assert any(len(t["files"]) > 1 for t in parsed.topics.values())
+    topics = [json.loads(x) for x in (out / "topics.jsonl").read_text("utf-8").splitlines()]
+    found = {t["slug"]: len(t["items"]) for t in topics}
+    assert found == {t["slug"]: len(t["listings"]) for t in parsed.topics.values()}
+    declared = {t["slug"]: (t["declared"] or {}).get("count") for t in topics}
+    for desc, _idx, n, _k in parsed.topic_lists:
+        assert declared[parsed.topics[desc]["slug"]] == n == found[parsed.topics[desc]["slug"]]
+    assert all(c["ok"] for c in report["consistency"])
+    for t in parsed.topics.values():  # a topic saved in parts: every part one of its sources
+        [topic] = [x for x in topics if x["slug"] == t["slug"]]
+        pages = [s["file"] for s in topic["sources"] if s["format"] == "topic-page"]
+        assert [Path(f).stem for f in pages] == [Path(f).stem for f in t["files"]]
     strings, group_of, _ = groups
     index = {s: i for i, s in enumerate(strings)}
     items = [json.loads(x) for x in (out / "items.jsonl").read_text("utf-8").splitlines()]

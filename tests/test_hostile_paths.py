@@ -29,8 +29,8 @@ from conftest import (
     run_subprocess,
     write_files,
 )
-from ingest.extract import read
-from ingest.extract.read import read_bytes
+from ingest.extract import discover as read
+from ingest.extract.discover import read_bytes
 
 GOOD = {
     "000.txt": TOPIC_PAGE,  # at the top

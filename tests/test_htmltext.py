@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from ingest.extract import markup as htmltext
 from ingest.extract.html import HtmlText, html_to_text, looks_like_html
-from ingest.extract.html import tree as htmltext
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ROOT / "seeds"

@@ -4,9 +4,9 @@ never given to a second resource."""
 
 from __future__ import annotations
 
-from ingest.state.index import Facts, IdIndex
-from ingest.transform.identity import EXACT, SIMILAR, Claim, assign
-from ingest.transform.mint import mint
+from ingest.records import Facts
+from ingest.resolve.graph import mint
+from ingest.resolve.identity import EXACT, SIMILAR, Claim, IdIndex, assign
 
 
 def facts(*keys: str, titles: tuple[str, ...] = ()) -> Facts:

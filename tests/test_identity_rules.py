@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conftest import SEEDS, TOPIC_PAGE, seed_text, write_files
-from ingest.transform.topics import derived_slug
+from ingest.resolve.topics import derived_slug
 from test_align_dedup import _page
 from test_topic_page import FOOTER, S1, S2, S3, listing
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 import struct
 
-from ingest.records.internal import Listing, Provenance
-from ingest.transform.align import (
+from ingest.records import Listing, Provenance
+from ingest.resolve.align import (
     ORDER_RATIO,
     OrderPoint,
     _best,
@@ -18,11 +18,18 @@ from ingest.transform.align import (
     order_point,
     topic_edges,
 )
-from ingest.transform.components import UnionFind, best_edges, settle
-from ingest.transform.minhash import signatures
-from ingest.transform.near import bands, verify
-from ingest.transform.topics import derived_slug
-from ingest.transform.units import Edge, Unit, edge, edge_order, summary_key
+from ingest.resolve.graph import (
+    Edge,
+    UnionFind,
+    Unit,
+    best_edges,
+    edge,
+    edge_order,
+    settle,
+    summary_key,
+)
+from ingest.resolve.near import bands, signatures, verify
+from ingest.resolve.topics import derived_slug
 
 # Keys of 20 distinct characters each, so similarities are exact: fuzz.ratio of two
 # 20-character keys is 5 x their longest common subsequence. P is shared by A and B.

@@ -10,8 +10,14 @@ from hypothesis import strategies as st
 from rapidfuzz import fuzz
 from xxhash import xxh32_intdigest
 
-from ingest.transform.minhash import gram_hashes, permutations, signatures, xxh32_at
-from ingest.transform.near import NEAR_DUP_RATIO, verify
+from ingest.resolve.near import (
+    NEAR_DUP_RATIO,
+    gram_hashes,
+    permutations,
+    signatures,
+    verify,
+    xxh32_at,
+)
 
 #: 1-, 2-, 3- and 4-byte UTF-8 characters, as summary keys hold them (letters and digits).
 ALPHABET = "aZ09éßЖжα中文字摘要𠀀𠀁𝒜"

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import TOPIC_PAGE
-from ingest.transform.near import (
+from ingest.resolve.graph import Edge, edge
+from ingest.resolve.near import (
     BANDS,
     MAX_BUCKET,
     ROWS,
@@ -24,7 +25,6 @@ from ingest.transform.near import (
     signed,
     verify,
 )
-from ingest.transform.units import Edge, edge
 
 
 def reference(keys: list[str]) -> list[Edge]:

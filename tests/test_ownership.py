@@ -19,7 +19,16 @@ from typing import Any
 
 import pytest
 
-from conftest import ITEM_PAGE, ROOT, SEEDS, TOPIC_LIST, run_subprocess, without_steps, write_files
+from conftest import (
+    ITEM_PAGE,
+    ROOT,
+    SEEDS,
+    TOPIC_LIST,
+    reseal,
+    run_subprocess,
+    without_steps,
+    write_files,
+)
 from ingest.cli import main
 
 
@@ -48,19 +57,31 @@ def refused(proc: subprocess.CompletedProcess[str], *words: str) -> None:
 
 
 @pytest.fixture
-def never_parse(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any parse fails the test: a refusal must come before a single input is read."""
+def never_read(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Any read of an input fails the test: a refusal must come before a single input is
+    read (ahead, to parse it, or parsed)."""
+    calls: list[str] = []
 
-    def parse(*_: Any) -> None:
-        raise AssertionError("an input was parsed before the output folder was refused")
+    def reader(name: str) -> Any:
+        def read(*_: Any) -> None:
+            calls.append(name)
+            raise AssertionError("an input was read before the output folder was refused")
 
-    monkeypatch.setattr("ingest.extract.pages.parse_file", parse)
+        return read
+
+    for where in (
+        "ingest.pipeline.steps.read_bytes",
+        "ingest.pipeline.steps.parse_bytes",
+    ):
+        monkeypatch.setattr(where, reader(where))
+    yield
+    assert calls == []
 
 
 # --------------------------------------------------------------------------- the table
 
 
-def test_a_folder_with_files_is_refused_and_left_alone(tmp_path: Path, never_parse: None) -> None:
+def test_a_folder_with_files_is_refused_and_left_alone(tmp_path: Path, never_read: None) -> None:
     docs = user_folder(tmp_path / "Documents")
     (docs / "sub").mkdir()
     (docs / "sub" / "keep.txt").write_text("x")
@@ -121,11 +142,12 @@ def test_a_symlink_is_followed_into_an_ingest_output_and_stays_a_link(tmp_path: 
     target.mkdir()
     link = tmp_path / "site"
     link.symlink_to(target, target_is_directory=True)
-    for _ in range(2):  # an empty folder through the link, then the publish it holds
-        proc = run_subprocess("run", str(SEEDS), "--out", str(link), "--quiet")
-        assert proc.returncode == 0, proc.stderr
+    # an empty folder through the link, then (computed again) the publish it holds
+    for sequence, args in enumerate(([], ["--full"]), start=1):
+        assert main(["run", str(SEEDS), "--out", str(link), "--quiet", *args]) == 0
         assert link.is_symlink() and os.readlink(link) == str(target)
         assert (target / "items.jsonl").is_file() and (target / ".ingest").is_file()
+        assert json.loads((target / "report.json").read_bytes())["run"]["sequence"] == sequence
     assert sorted(os.listdir(tmp_path)) == ["data", "site"]
 
 
@@ -192,7 +214,11 @@ def test_a_publish_of_schema_1_0_is_migrated_and_its_ids_kept(tmp_path: Path) ->
     assert (out / "changes.jsonl").read_bytes() == b""  # a field 1.0 lacked is null: no change
     report = json.loads((out / "report.json").read_text())
     assert report["run"]["sequence"] == 2 and report["run"]["previous_items"] == 47
-    assert (out / ".ingest").is_file() and (out / "state" / "manifest.json").is_file()
+    validated = run_subprocess("validate", str(out))
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    # a publish of this ingest now, whose state holds the pages: the same run is nothing new
+    again = run_subprocess("run", str(SEEDS), "--out", str(out))
+    assert again.returncode == 0 and again.stdout.startswith("ingest: nothing new"), again
 
 
 def test_a_newer_publish_is_refused_whole(tmp_path: Path) -> None:
@@ -201,17 +227,35 @@ def test_a_newer_publish_is_refused_whole(tmp_path: Path) -> None:
     report = json.loads((out / "report.json").read_text())
     report["schema_version"] = "1.9.0"
     (out / "report.json").write_text(json.dumps(report))
+    marker = json.loads((out / ".ingest").read_text())
+    (out / ".ingest").write_text(json.dumps({**marker, "schema_version": "1.9.0"}))
+    reseal(out)  # as a later ingest would have written it: whole
     before = tree(out)
     refused(run_subprocess("run", str(SEEDS), "--out", str(out)), "schema 1.9.0", "newer")
     assert tree(out) == before
 
 
-def test_a_legacy_looking_folder_that_is_not_ingest_is_refused(tmp_path: Path) -> None:
-    names = ("items.jsonl", "topics.jsonl", "rejects.jsonl", "report.json")
-    out = write_files(tmp_path / "out", {n: '{"schema_version": "2.0"}\n' for n in names})
+LEGACY_NAMES = ("items.jsonl", "topics.jsonl", "rejects.jsonl", "report.json")
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {n: '{"schema_version": "2.0"}\n' for n in LEGACY_NAMES},
+        # records a run could read, of a report that is no ingest 0.1's: never replaced
+        {**{n: "" for n in LEGACY_NAMES}, "report.json": '{"schema_version": "2.0"}\n'},
+        {"items.jsonl": '{"id": "0123456789abcdef"}\n'},  # a file of the same name alone
+    ],
+    ids=["four-files", "readable", "items-alone"],
+)
+def test_a_legacy_looking_folder_that_is_not_ingest_is_refused(
+    tmp_path: Path, files: dict[str, str]
+) -> None:
+    out = write_files(tmp_path / "out", dict(files))
     before = tree(out)
-    refused(run_subprocess("run", str(SEEDS), "--out", str(out)), "not an ingest output")
-    assert tree(out) == before
+    proc = run_subprocess("run", str(SEEDS), "--out", str(out), "--allow-shrink")
+    refused(proc, "not an ingest output")
+    assert tree(out) == before and sorted(os.listdir(tmp_path)) == ["out"]
 
 
 # --------------------------------------------------------------------------- the lock
@@ -219,10 +263,13 @@ def test_a_legacy_looking_folder_that_is_not_ingest_is_refused(tmp_path: Path) -
 
 def test_a_run_leaves_nothing_beside_the_output(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    for _ in range(2):
-        proc = run_subprocess("run", str(SEEDS), "--out", str(out), "--quiet")
-        assert proc.returncode == 0, proc.stderr
+    for args in ([], []):  # a first publish, then nothing new
+        assert main(["run", str(SEEDS), "--out", str(out), "--quiet", *args]) == 0
         assert sorted(os.listdir(tmp_path)) == ["out"]
+    proc = run_subprocess("run", str(SEEDS), "--out", str(out), "--quiet", "--full")
+    assert proc.returncode == 0, proc.stderr  # a publish replaced, by the installed command
+    assert sorted(os.listdir(tmp_path)) == ["out"]
+    assert json.loads((out / "report.json").read_bytes())["run"]["sequence"] == 2
 
 
 @contextlib.contextmanager

@@ -2,15 +2,16 @@
 H1, H2, H3, H5; P4, P6, P12).
 
 The previous output is a run on the topic page alone; the new one a run on all seeds that
-builds on it, so the two differ in every file but the (empty) rejects. After any fault
-the output folder must hold exactly one of them (every file, state included, byte for
-byte; report.json without its ``timing``), and the next normal run must succeed and
-leave no staging folder behind.
+builds on it, so the two differ in every file but the (empty) rejects and the topic page's
+page cache entry. After any fault the output folder must hold exactly one of them, whole
+(every file, state included, byte for byte and as its marker lists it; report.json
+without its ``timing``), and the next normal run must succeed and leave nothing behind.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import resource
@@ -23,12 +24,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+from xxhash import xxh3_128_hexdigest
 
-from conftest import ROOT, SEEDS, TOPIC_PAGE
+from conftest import ROOT, SEEDS, TOPIC_PAGE, outliving, proc_state
 from ingest.cli import main
-from ingest.outputs import atomic as write
-from ingest.outputs.faults import AFTER_SWAP, BEFORE_SWAP
-from ingest.outputs.stops import Stops
+from ingest.publish import folder as publishing
+from ingest.publish.signals import AFTER_SWAP, BEFORE_SWAP, FAULT_ENV, FAULT_POINTS, Stops
 
 CHILD = Path(__file__).with_name("_write_child.py")
 PRE_SWAP = BEFORE_SWAP
@@ -36,35 +37,39 @@ Snapshot = dict[str, object]
 
 
 def snapshot(folder: Path) -> Snapshot:
-    """Every file under ``folder``: bytes, except report.json parsed without ``timing``."""
-    snap: Snapshot = {}
+    """Every file under ``folder``: bytes, except report.json parsed without ``timing``
+    and the marker parsed without report.json's sum (the timing is in it). The folder
+    must be a whole publish: its marker lists every other file, with its size and digest."""
+    files: dict[str, bytes] = {}
     for p in sorted(folder.rglob("*")):
         assert not p.is_symlink(), p
-        if p.is_dir():
-            continue
-        name = p.relative_to(folder).as_posix()
-        if name == "report.json":
-            doc = json.loads(p.read_bytes())
-            assert isinstance(doc.pop("timing"), dict)
-            snap[name] = doc
-        else:
-            snap[name] = p.read_bytes()
-    return snap
+        if not p.is_dir():
+            files[p.relative_to(folder).as_posix()] = p.read_bytes()
+    marker = json.loads(files[".ingest"])
+    assert marker["files"] == {
+        name: {"size": len(data), "xxh3_128": xxh3_128_hexdigest(data)}
+        for name, data in files.items()
+        if name != ".ingest"
+    }, folder
+    del marker["files"]["report.json"]
+    report = json.loads(files["report.json"])
+    assert isinstance(report.pop("timing"), dict)
+    return {**files, ".ingest": marker, "report.json": report}
 
 
 def leftovers(parent: Path) -> list[str]:
     return sorted(p.name for p in parent.iterdir() if any(k in p.name for k in _SIDE))
 
 
-#: What a run leaves beside the folder while it works: staging, the old set, a page pack.
-_SIDE = (".staging-", ".old-", ".pack-")
+#: What a run leaves beside the folder while it works: its staging, the old set.
+_SIDE = (".staging-", ".old-")
 
 
 def env(fault: str | None = None) -> dict[str, str]:
-    e = {k: v for k, v in os.environ.items() if k != write.FAULT_ENV}
+    e = {k: v for k, v in os.environ.items() if k != FAULT_ENV}
     e["PYTHONDONTWRITEBYTECODE"] = "1"
     if fault is not None:
-        e[write.FAULT_ENV] = fault
+        e[FAULT_ENV] = fault
     return e
 
 
@@ -95,12 +100,25 @@ def refs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Snapshot, Snap
     base = tmp_path_factory.mktemp("refs")
     assert main(["run", str(TOPIC_PAGE), "--out", str(base / "prev"), "--quiet"]) == 0
     shutil.copytree(base / "prev", base / "new")
+    before = inodes(base / "new")
     assert run_in_process(base / "new") == 0
     prev, new = snapshot(base / "prev"), snapshot(base / "new")
-    # the packs are carried over: the pages, and the reuse cache's (the topic page's parse)
-    same = ["rejects.jsonl", "state/pages-1.pack", "state/reuse-1.pack"]
-    assert [k for k in prev if prev[k] == new.get(k)] == same
+    # the topic page's cache entry is carried over (a hard link of the previous one); all
+    # else is written anew, the state's records too, and the empty rejects byte for byte
+    entry = f"state/pages/{hashlib.sha256(TOPIC_PAGE.read_bytes()).hexdigest()}.zst"
+    assert [k for k in prev if prev[k] == new.get(k)] == ["rejects.jsonl", entry]
+    after = inodes(base / "new")
+    assert [k for k in after if after[k] == before.get(k)] == [entry]
+    assert "state/records.zst" in after and len(new) > len(prev)
     return base / "prev", prev, new
+
+
+def inodes(folder: Path) -> dict[str, int]:
+    return {
+        p.relative_to(folder).as_posix(): p.stat().st_ino
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def previous_output(refs: tuple[Path, Snapshot, Snapshot], folder: Path) -> Path:
@@ -116,11 +134,11 @@ def core(snap: Snapshot) -> Snapshot:
 
 
 def assert_recovers(out: Path, new: Snapshot) -> None:
-    """The next run publishes (on whichever complete publish the fault left) the seeds'
-    records, and no staging folder is left behind."""
+    """The next run succeeds (on whichever whole publish the fault left: it publishes the
+    seeds' records, or finds them already live), and nothing is left beside the folder."""
     assert run_in_process(out) == 0
     after = snapshot(out)
-    assert core(after) == core(new) and ".ingest" in after and "state/manifest.json" in after
+    assert core(after) == core(new) and "state/records.zst" in after
     assert leftovers(out.parent) == []
 
 
@@ -129,7 +147,7 @@ def assert_recovers(out: Path, new: Snapshot) -> None:
 
 def test_kill_at_every_fault_point(tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot]) -> None:
     _, prev, new = refs
-    cases = [(p, True) for p in write.FAULT_POINTS] + [
+    cases = [(p, True) for p in FAULT_POINTS] + [
         (p, False) for p in ("after_stage_write", "after_publish")
     ]
     procs = {}
@@ -165,25 +183,31 @@ def test_injected_enospc_exits_2_and_keeps_the_previous_output(
 ) -> None:
     _, prev, new = refs
     out = previous_output(refs, tmp_path / "w")
-    monkeypatch.setenv(write.FAULT_ENV, f"{point}:enospc")
+    monkeypatch.setenv(FAULT_ENV, f"{point}:enospc")
     assert run_in_process(out) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"ingest: error: cannot publish output folder {str(out)!r}: ")
     assert "No space left on device" in err and err.count("\n") == 1
     assert snapshot(out) == prev and leftovers(out.parent) == []
-    monkeypatch.delenv(write.FAULT_ENV)
+    monkeypatch.delenv(FAULT_ENV)
     assert_recovers(out, new)
 
 
 def test_enospc_after_publish_keeps_the_new_output(
-    tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    refs: tuple[Path, Snapshot, Snapshot],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """A failure removing the previous set, once the new one is live, fails nothing:
+    removing it is best effort (whatever is left goes with the next run)."""
     _, _, new = refs
     out = previous_output(refs, tmp_path / "w")
-    monkeypatch.setenv(write.FAULT_ENV, "after_publish:enospc")
-    assert run_in_process(out) == 0  # removing the old folder is best effort
-    assert snapshot(out) == new and len(leftovers(out.parent)) == 1
-    monkeypatch.delenv(write.FAULT_ENV)
+    monkeypatch.setenv(FAULT_ENV, "after_publish:enospc")
+    assert run_in_process(out) == 0
+    assert capsys.readouterr().err == ""
+    assert snapshot(out) == new
+    monkeypatch.delenv(FAULT_ENV)
     assert_recovers(out, new)
 
 
@@ -257,7 +281,7 @@ def test_a_signal_at_every_point_says_truly_which_publish_is_live(
     answered once it is gone)."""
     _, prev, new = refs
     procs = {}
-    for point in write.FAULT_POINTS:
+    for point in FAULT_POINTS:
         out = previous_output(refs, tmp_path / point)
         procs[point] = (out, start(out, f"{point}:{action}"))
     what, code = ("terminated", 143) if action == "term" else ("interrupted", 130)
@@ -286,8 +310,12 @@ def test_python_s_own_ctrl_c_is_told_as_truly(
     _, prev, new = refs
     out = previous_output(refs, tmp_path / "w")
     monkeypatch.setattr(Stops, "installed", lambda self: contextlib.nullcontext(self))
-    monkeypatch.setenv(write.FAULT_ENV, f"{point}:int")
-    assert run_in_process(out) == 130
+    monkeypatch.setenv(FAULT_ENV, f"{point}:int")
+    ours = signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever ran before
+    try:
+        assert run_in_process(out) == 130
+    finally:
+        signal.signal(signal.SIGINT, ours)
     live = point != "after_stage_write"
     said = (
         f"after publishing: the new publish in {str(out)!r} is live"
@@ -296,6 +324,34 @@ def test_python_s_own_ctrl_c_is_told_as_truly(
     )
     assert capsys.readouterr().err == f"ingest: interrupted {said}\n"
     assert snapshot(out) == (new if live else prev) and leftovers(out.parent) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["term", "int"])
+def test_a_signal_the_moment_the_swap_is_done_is_told_as_truly(
+    tmp_path: Path,
+    refs: tuple[Path, Snapshot, Snapshot],
+    sig: signal.Signals,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The swap and the run's learning that the new publish is live are one step no signal
+    cuts: a signal that arrives the moment the new set is in place is answered once the
+    previous set is gone, and says the new publish is live."""
+    _, _, new = refs
+    out = previous_output(refs, tmp_path / "w")
+    swap = publishing._swap
+
+    def swap_then_signal(staging: Path, target: Path) -> Path | None:
+        old = swap(staging, target)
+        os.kill(os.getpid(), sig)
+        return old
+
+    monkeypatch.setattr(publishing, "_swap", swap_then_signal)
+    assert run_in_process(out) == 128 + sig
+    what = "terminated" if sig == signal.SIGTERM else "interrupted"
+    said = f"ingest: {what} after publishing: the new publish in {str(out)!r} is live\n"
+    assert capsys.readouterr().err == said
+    assert snapshot(out) == new and leftovers(out.parent) == []
 
 
 def test_what_a_kill_after_the_swap_leaves_goes_with_the_next_run_even_a_refused_one(
@@ -328,43 +384,55 @@ def test_sigterm_turned_into_an_exception_leaves_no_staging(
     staging folder goes at once, not at the next run, and the output is untouched."""
     _, prev, new = refs
     out = previous_output(refs, tmp_path / "w")
-    monkeypatch.setenv(write.FAULT_ENV, f"{point}:term")
+    monkeypatch.setenv(FAULT_ENV, f"{point}:term")
     assert run_in_process(out) == 143
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored after the run
     assert capsys.readouterr().err.count("\n") == 1
     assert snapshot(out) == prev and leftovers(out.parent) == []
-    monkeypatch.delenv(write.FAULT_ENV)
+    monkeypatch.delenv(FAULT_ENV)
     assert_recovers(out, new)
 
 
 def test_sigterm_while_parsing_in_worker_processes(
     tmp_path: Path, refs: tuple[Path, Snapshot, Snapshot]
 ) -> None:
+    """SIGTERM while the pages are parsed in the worker processes of --jobs: the run says
+    the previous publish is left, leaves it, and no worker outlives it."""
     _, prev, new = refs
     out = previous_output(refs, tmp_path / "w")
     dumps = tmp_path / "dumps"
     dumps.mkdir()
     page = TOPIC_PAGE.read_bytes()
-    for i in range(600):
-        (dumps / f"t{i:04}.txt").write_bytes(page)
+    for i in range(600):  # other bytes each (none in the page cache): all are parsed
+        (dumps / f"t{i:04}.txt").write_bytes(page + b"\n" * (i % 7) + b" " * (i // 7))
     cmd = [sys.executable, "-m", "ingest", "run", str(dumps), "--out", str(out), "--quiet"]
     proc = subprocess.Popen(
         [*cmd, "--jobs", "2"], cwd=ROOT, env=env(), stderr=subprocess.PIPE, text=True
     )
-    lock = out.parent / f".{out.name}.lock"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if lock.exists() and f'"pid": {proc.pid}' in lock.read_text():
-            break  # the run holds the lock: it is parsing now
+    while len(workers := children(proc.pid)) < 2 and time.monotonic() < deadline:
+        assert proc.poll() is None, "the run finished before its workers started"
         time.sleep(0.01)
-    time.sleep(0.3)
+    time.sleep(0.2)
     assert proc.poll() is None, "the run finished before it could be stopped"
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode in TERMINATED
-    assert snapshot(out) == prev
-    assert "Traceback" not in err, err[-2000:]
+    assert err == f"ingest: terminated before publishing: {str(out)!r} is left as it was\n"
+    assert outliving(workers) == []
+    assert snapshot(out) == prev and leftovers(out.parent) == []
     assert_recovers(out, new)
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            state = proc_state(int(entry.name))
+            if state is not None and state[1] == pid:
+                found.append(int(entry.name))
+    return found
 
 
 @pytest.mark.parametrize("moments", [(1, 2, 5, 6), pytest.param(range(8), marks=pytest.mark.slow)])

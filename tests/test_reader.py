@@ -2,10 +2,12 @@
 
 A publish made by the real command line is read back and compared with its JSON; then
 hostile variants: fields a later version adds (read), a later major schema (refused),
-damaged and missing files (one line naming the file and line), a folder swapped by runs
-while it is read (never two publishes mixed). Importing it loads none of the pipeline's
-heavy modules, and the built wheel, installed into a fresh environment with nothing but
-msgspec beside it, reads the publish and type-checks a client (``py.typed``).
+records no run writes in a publish sealed as they are (one line naming the file and line),
+files edited, missing or replaced after ingest sealed them (the publish is damaged: one
+line naming the file and ``ingest repair``), a folder swapped by runs while it is read
+(never two publishes mixed). Importing it loads none of the pipeline's heavy modules, and
+the built wheel, installed into a fresh environment with nothing but msgspec and xxhash
+beside it, reads the publish and type-checks a client (``py.typed``).
 """
 
 from __future__ import annotations
@@ -24,11 +26,11 @@ from typing import Any
 import pytest
 
 from conftest import ROOT, SEEDS, Out
+from dbtest import reseal
 from ingest import SCHEMA_VERSION, read_publish
 from ingest.cli import main
+from ingest.contract import Item, to_builtins
 from ingest.errors import ReadError
-from ingest.records.output import Item
-from ingest.records.serial import to_builtins
 
 SLUG = "model-serving-compute"
 RECORD_FILES = ("items.jsonl", "topics.jsonl", "changes.jsonl", "rejects.jsonl")
@@ -103,6 +105,7 @@ def test_fields_a_later_version_adds_are_read(seeds_out: Path, tmp_path: Path) -
     report = _widened(json.loads((later / "report.json").read_text(encoding="utf-8")))
     report["schema_version"] = "1.9.0"  # a later minor schema
     (later / "report.json").write_text(json.dumps(report), encoding="utf-8")
+    reseal(later)  # as the later version sealed them
     marker = json.loads((later / ".ingest").read_text(encoding="utf-8"))
     (later / ".ingest").write_text(json.dumps({**marker, "schema_version": "1.9.0"}))
     got = read_as_json(later)
@@ -117,6 +120,7 @@ def test_a_later_major_schema_is_refused(seeds_out: Path, tmp_path: Path, where:
     later = shutil.copytree(seeds_out, tmp_path / "later")
     doc = json.loads((later / where).read_text(encoding="utf-8"))
     (later / where).write_text(json.dumps({**doc, "schema_version": "2.0.0"}), encoding="utf-8")
+    reseal(later)
     with pytest.raises(ReadError) as caught:
         read_publish(later)
     assert str(caught.value) == (
@@ -132,53 +136,103 @@ def _break_line(folder: Path, name: str, n: int, edit: Callable[[str], str]) -> 
 
 
 NAME = re.compile('"name":"[^"]*"')  # a topic's name (the first), as its JSON line has it
-DAMAGE = {
+#: Records no run writes, in a publish whose marker lists them as they are: the door lets
+#: them through, and the reader names the file and the line.
+UNREADABLE = {
     "cut line": (
         lambda f: _break_line(f, "items.jsonl", 3, lambda x: x[:40]),
-        "items.jsonl: line 3: Input data was truncated",
+        "/items.jsonl: line 3: Input data was truncated",
     ),
     "wrong type": (
         lambda f: _break_line(f, "topics.jsonl", 1, lambda x: NAME.sub('"name":1', x)),
-        "topics.jsonl: line 1: Expected `str | null`, got `int` (at .name)",
+        "/topics.jsonl: line 1: Expected `str | null`, got `int` (at .name)",
     ),
     "not JSON": (
         lambda f: (f / "report.json").write_text("{oops", encoding="utf-8"),
-        "report.json: line 1: JSON is malformed",
+        "/report.json: line 1: JSON is malformed",
     ),
-    "file missing": (
-        lambda f: (f / "changes.jsonl").unlink(),
-        "changes.jsonl: missing (not a publish of ingest run?)",
-    ),
-    "a folder": (
-        lambda f: ((f / "rejects.jsonl").unlink(), (f / "rejects.jsonl").mkdir()),
-        "rejects.jsonl: cannot read (Is a directory)",
-    ),
-    "no folder": (lambda f: shutil.rmtree(f), ": no such folder"),
 }
 
 
-@pytest.mark.parametrize("case", DAMAGE)
-def test_damage_is_one_line_naming_file_and_line(
+@pytest.mark.parametrize("case", UNREADABLE)
+def test_a_record_that_cannot_be_read_is_one_line_naming_file_and_line(
     seeds_out: Path, tmp_path: Path, case: str
 ) -> None:
-    folder = shutil.copytree(seeds_out, tmp_path / "damaged")
-    damage, message = DAMAGE[case]
+    folder = shutil.copytree(seeds_out, tmp_path / "odd")
+    damage, message = UNREADABLE[case]
     damage(folder)
+    reseal(folder)
     with pytest.raises(ReadError) as caught:
         read_publish(folder)
     said = str(caught.value)
     assert said.startswith(str(folder)) and message in said and "\n" not in said, said
 
 
+#: A publish changed after ingest sealed it: damaged, whatever the change (what the
+#: message says of the file, as a pattern).
+DAMAGE = {
+    "an edited line": (
+        lambda f: _break_line(f, "items.jsonl", 3, lambda x: x.replace('"', "'", 1)),
+        r"items\.jsonl does not match its checksum",
+    ),
+    "a cut line": (
+        lambda f: _break_line(f, "items.jsonl", 3, lambda x: x[:40]),
+        r"items\.jsonl is \d+ bytes, not the \d+ written",
+    ),
+    "file missing": (
+        lambda f: (f / "changes.jsonl").unlink(),
+        r"changes\.jsonl is missing",
+    ),
+    "a folder": (
+        lambda f: ((f / "rejects.jsonl").unlink(), (f / "rejects.jsonl").mkdir()),
+        r"rejects\.jsonl is a folder, not a regular file",
+    ),
+    "a link": (
+        lambda f: ((f / "topics.jsonl").rename(f / "t"), (f / "topics.jsonl").symlink_to("t")),
+        r"topics\.jsonl is a link, not a regular file",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", DAMAGE)
+def test_a_damaged_publish_is_one_line_naming_the_file(
+    seeds_out: Path, tmp_path: Path, case: str
+) -> None:
+    folder = shutil.copytree(seeds_out, tmp_path / "damaged")
+    damage, what = DAMAGE[case]
+    damage(folder)
+    with pytest.raises(ReadError) as caught:
+        read_publish(folder)
+    said = str(caught.value)
+    mend = f"Nothing was changed; mend it from what remains with: ingest repair {folder}"
+    pattern = f"the publish in {re.escape(repr(str(folder)))} is damaged: {what}. {re.escape(mend)}"
+    assert re.fullmatch(pattern, said), said
+
+
+def test_no_folder_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ReadError) as caught:
+        read_publish(tmp_path / "nowhere")
+    assert str(caught.value) == f"{str(tmp_path / 'nowhere')!r}: no such folder"
+
+
 SWAPPER = """
 import sys, time
 from pathlib import Path
-from ingest.outputs.atomic import publish
+from ingest.publish.door import read_marker
+from ingest.publish.folder import Staging
 out, a, b, seconds = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4])
-sets = [{p.name: p.read_bytes() for p in d.iterdir() if p.is_file()} for d in (a, b)]
+sets = [
+    (read_marker(d), {str(p.relative_to(d)): p.read_bytes() for p in d.rglob("*")
+                      if p.is_file() and p.name != ".ingest"})
+    for d in (a, b)
+]
 end, n = time.monotonic() + seconds, 0
 while time.monotonic() < end:
-    publish(out, sets[n % 2])
+    marker, files = sets[n % 2]
+    staging = Staging(out)
+    for name, data in files.items():
+        staging.write(name, data)
+    staging.publish(marker)
     n += 1
 print(n)
 """
@@ -256,8 +310,8 @@ print(len(pub.items), len(topic.items), first.id == topic.topic.items[0], title 
 
 @pytest.mark.slow  # builds and installs a wheel: make test-slow
 def test_the_installed_wheel_reads_and_type_checks(seeds_out: Path, tmp_path: Path) -> None:
-    """The wheel ``pip`` builds, installed into a fresh environment that holds only it and
-    msgspec: a script reads the publish, and mypy --strict checks a client against the
+    """The wheel ``pip`` builds, installed into a fresh environment that holds only it,
+    msgspec and xxhash: a script reads the publish, and mypy --strict checks a client against the
     installed package (its types come from py.typed: a wrong one is an error)."""
     src = tmp_path / "src"
     shutil.copytree(ROOT / "src", src / "src", ignore=shutil.ignore_patterns("__pycache__"))
@@ -273,7 +327,7 @@ def test_the_installed_wheel_reads_and_type_checks(seeds_out: Path, tmp_path: Pa
     subprocess.run([*pip, *install], check=True)
     site = Path(sysconfig.get_path("purelib", vars={"base": str(env), "platbase": str(env)}))
     ours = Path(sysconfig.get_path("platlib"))
-    for dep in ("msgspec",):  # the reader's one dependency, from this environment
+    for dep in ("msgspec", "xxhash"):  # the reader's dependencies, from this environment
         (site / dep).symlink_to(ours / dep)
     (tmp_path / "client.py").write_text(CLIENT, encoding="utf-8")
     run = subprocess.run(
@@ -299,3 +353,24 @@ def test_the_installed_wheel_reads_and_type_checks(seeds_out: Path, tmp_path: Pa
         assert check.returncode == code, check.stdout + check.stderr
     assert 'Incompatible types in assignment (expression has type "str | None"' in check.stdout
     assert check.stdout.count("error:") == 1
+
+
+def test_the_readme_example_reads_a_publish_with_changes(tmp_path: Path) -> None:
+    """The README's reader example, run as written in a folder holding ``out``: a publish
+    whose run changed one summary, so every line of it (the values of a change too) runs."""
+    readme = (ROOT / "README.md").read_text("utf-8")
+    section = readme.split("## Reading a publish from Python", 1)[1].split("\n## ", 1)[0]
+    [code] = re.findall(r"```python\n(.*?)```", section, re.S)
+    pages = tmp_path / "pages"
+    shutil.copytree(SEEDS, pages)
+    publish_of(pages, tmp_path / "out")
+    for page in pages.iterdir():  # one summary reworded, on every page that shows it
+        text = page.read_text("utf-8")
+        page.write_text(text.replace("主题演讲的实时报道", "主题演讲的现场报道"), "utf-8")
+    publish_of(pages, tmp_path / "out")
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "现场报道" in done.stdout and "→" in done.stdout, done.stdout
+    assert done.stdout.rstrip().endswith("items; 0 rejects"), done.stdout

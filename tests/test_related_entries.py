@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from conftest import ITEM_PAGE, TOPIC_LIST, TOPIC_PAGE, Out, seed_text, write_files
-from ingest.extract.parse.lines import is_summary_line
+from ingest.extract.parse.common import is_summary_line
 from test_topic_page import FOOTER, HEADER, listing
 
 L004 = seed_text(ITEM_PAGE).split("\n")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import shutil
 import typing
 from collections import Counter
@@ -25,12 +26,12 @@ import msgspec
 import pytest
 from bs4 import BeautifulSoup, Tag
 
-from conftest import ITEM_PAGE, SEEDS, TOPIC_LIST, TOPIC_PAGE, Out, run_subprocess
+from conftest import ITEM_PAGE, SEEDS, TOPIC_LIST, TOPIC_PAGE, Out
 from ingest.cli import main
-from ingest.outputs.page import render_pages
-from ingest.records.output import Change, Item, Reject, Report
-from ingest.records.output import Topic as TopicModel
-from ingest.records.run import RunOutput
+from ingest.contract import Change, Item, Reject, Report
+from ingest.contract import Topic as TopicModel
+from ingest.records import RunOutput
+from ingest.report import render_pages
 from test_topic_page import FOOTER, S1, S2, listing
 
 WHOLE_FILE = '<script>alert("whole")</script> not a page at all\n'
@@ -442,12 +443,24 @@ def test_the_pages_are_a_function_of_the_published_records(hostile: Out, tmp_pat
     assert render_pages(run) == pages(hostile.folder)
 
 
-def test_validate_wants_the_page(hostile: Out, tmp_path: Path) -> None:
+def test_validate_wants_the_page(
+    hostile: Out, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A publish without its page is found wanting (exit 1), even one whose marker lists
+    no page (so the door lets it through); a page listed and gone is damage (exit 2)."""
     folder = shutil.copytree(hostile.folder, tmp_path / "copy")
-    assert run_subprocess("validate", str(folder)).returncode == 0
+    capsys.readouterr()
+    assert main(["validate", str(folder)]) == 0
     (folder / "report.html").unlink()
-    proc = run_subprocess("validate", str(folder))
-    assert proc.returncode == 1 and "report.html: missing" in proc.stdout
+    capsys.readouterr()
+    assert main(["validate", str(folder)]) == 2
+    said = capsys.readouterr()
+    assert said.out == "" and "is damaged: report.html is missing" in said.err
+    marker = json.loads((folder / ".ingest").read_text(encoding="utf-8"))
+    del marker["files"]["report.html"]
+    (folder / ".ingest").write_text(json.dumps(marker), encoding="utf-8")
+    assert main(["validate", str(folder)]) == 1
+    assert capsys.readouterr().out == f"{folder / 'report.html'}: missing\n"
 
 
 def test_a_template_error_names_the_templates_own_line() -> None:
@@ -457,7 +470,7 @@ def test_a_template_error_names_the_templates_own_line() -> None:
 
     from jinja2 import Environment, StrictUndefined, UndefinedError
 
-    from ingest.outputs.page import rendered
+    from ingest.report import rendered
 
     template = Environment(undefined=StrictUndefined).from_string("a\nb\n{{ missing.x }}\n")
     with pytest.raises(UndefinedError) as caught:

@@ -23,8 +23,7 @@ from bs4 import BeautifulSoup
 
 from conftest import ROOT, SEEDS
 from ingest.cli import main
-from ingest.outputs.page import render_pages
-from ingest.records.output import (
+from ingest.contract import (
     Change,
     ChangeCounts,
     Conflict,
@@ -37,7 +36,8 @@ from ingest.records.output import (
     Reject,
     TopicCheck,
 )
-from ingest.records.run import RunOutput
+from ingest.records import RunOutput
+from ingest.report import render_pages
 from test_report_page import pages, read_back
 
 LIMIT = 3_000_000

@@ -18,7 +18,7 @@ import pytest
 
 from conftest import ITEM_PAGE, SEEDS, TOPIC_LIST, TOPIC_PAGE, Out, run_subprocess, without_steps
 from ingest.cli import main
-from ingest.state.previous import load
+from test_ownership import legacy_publish
 
 PAGE = TOPIC_PAGE.read_text(encoding="utf-8")
 LIST = TOPIC_LIST.read_text(encoding="utf-8")
@@ -51,7 +51,12 @@ def entry(lst: str, n: int) -> tuple[str, str]:
 
 
 def changes(out: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in (out / "changes.jsonl").read_text("utf-8").splitlines()]
+    """The lines of changes.jsonl without the values a changed field had and has (which
+    :func:`test_a_changed_line_carries_each_fields_value_before_and_after` checks)."""
+    return [
+        {k: v for k, v in json.loads(x).items() if k != "values"}
+        for x in (out / "changes.jsonl").read_text("utf-8").splitlines()
+    ]
 
 
 def ids_by_title(out: Path) -> dict[str, str]:
@@ -76,7 +81,9 @@ def day2(out: Path, dumps: Path, *args: str) -> int:
 # --------------------------------------------------------------------------- first runs
 
 
-def test_a_first_run_lists_everything_as_added_and_a_rerun_nothing(day1: Path) -> None:
+def test_a_first_run_lists_everything_as_added_and_a_rerun_nothing(
+    day1: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     first = changes(day1)
     assert len(first) == 48 and {(c["entity"], c["op"]) for c in first} == {
         ("item", "added"),
@@ -85,7 +92,15 @@ def test_a_first_run_lists_everything_as_added_and_a_rerun_nothing(day1: Path) -
     assert [c["id"] for c in first if c["entity"] == "topic"] == ["model-serving-compute"]
     report = Out(day1, 0).report
     assert report["run"]["sequence"] == 1 and report["changes"]["items"]["added"] == 47
-    assert day2(day1, SEEDS) == 0
+    before = snapshot(day1)
+    capsys.readouterr()
+    assert main(["run", str(SEEDS), "--out", str(day1)]) == 0  # the same pages: nothing new
+    assert capsys.readouterr().out == (
+        f"ingest: nothing new: the 3 page(s) are byte for byte those of the publish in "
+        f"{str(day1)!r} (sequence 1), which is left as it is\n"
+    )
+    assert snapshot(day1) == before
+    assert day2(day1, SEEDS, "--full") == 0  # computed again: no change
     assert (day1 / "changes.jsonl").read_bytes() == b""
     report = Out(day1, 0).report
     assert report["run"]["sequence"] == 2 and report["run"]["previous_items"] == 47
@@ -109,6 +124,26 @@ def test_a_summary_regenerated_on_both_its_pages_keeps_its_id(day1: Path, tmp_pa
     [decision] = [d for d in Out(day1, 0).report["decisions"] if d["kind"] == "previous"]
     assert decision["item"] == the38 and REWORDED in decision["b"]["summary_zh"]
     assert related_of(day1, the38) == related and len(related) == 6
+
+
+def test_a_changed_line_carries_each_fields_value_before_and_after(
+    day1: Path, tmp_path: Path
+) -> None:
+    before = {i["id"]: i for i in Out(day1, 0).items}
+    dumps = crawl(
+        tmp_path / "d2", PAGE.replace(CLAUSE, REWORDED), item=ITEM.replace(CLAUSE, REWORDED)
+    )
+    assert day2(day1, dumps) == 0
+    [change] = [json.loads(x) for x in (day1 / "changes.jsonl").read_text("utf-8").splitlines()]
+    after = {i["id"]: i for i in Out(day1, 0).items}[change["id"]]
+    assert change["values"] == {
+        "summary_zh": {
+            "before": before[change["id"]]["summary_zh"],
+            "after": after["summary_zh"],
+        }
+    }
+    assert CLAUSE in change["values"]["summary_zh"]["before"]
+    assert REWORDED in change["values"]["summary_zh"]["after"]
 
 
 def related_of(out: Path, item_id: str) -> list[str]:
@@ -330,29 +365,51 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 # --------------------------------------------------------------------------- merge, ages
 
 
-def test_merge_adds_a_new_item_page_and_keeps_everything_else(day1: Path, tmp_path: Path) -> None:
-    before = ids_by_title(day1)
-    new = tmp_path / "new"
-    new.mkdir()
-    (new / "005_new.txt").write_text(
+def new_item_page(folder: Path) -> Path:
+    """A folder with one item page of a resource no seed has."""
+    folder.mkdir()
+    (folder / "005_new.txt").write_text(
         "PyTorch··3 周前\n一个全新的 GPU 调度器项目\nA Brand New GPU Scheduler\n"
         "这是一个开源 GPU 调度器项目的介绍，作者说明它如何在多租户集群上按显存与算力切分 GPU，"
         "并给出与现有方案在利用率和排队延迟上的对比数据。适合维护训练集群的工程师阅读。\n"
         "- 分级\n- 值得看\n- 收录时间\n- 2026-11-20\n",
         encoding="utf-8",
     )
+    return folder
+
+
+MERGED_FILES = {
+    TOPIC_PAGE.name: "state",
+    TOPIC_LIST.name: "state",
+    ITEM_PAGE.name: "state",
+    "005_new.txt": "input",
+}
+
+
+def test_merge_adds_a_new_item_page_and_keeps_everything_else(day1: Path, tmp_path: Path) -> None:
+    before = ids_by_title(day1)
+    new = new_item_page(tmp_path / "new")
     assert day2(day1, new, "--merge") == 0
     after = ids_by_title(day1)
     assert {t: after[t] for t in before} == before and len(after) == 48
     assert changes(day1) == [line("item", "added", after["一个全新的 GPU 调度器项目"])]
     files = {f["file"]: f["origin"] for f in Out(day1, 0).report["files"]}
-    assert files == {
-        TOPIC_PAGE.name: "state",
-        TOPIC_LIST.name: "state",
-        ITEM_PAGE.name: "state",
-        "005_new.txt": "input",
-    }
-    assert day2(day1, new, "--merge") == 0 and changes(day1) == []  # merging it again: nothing
+    assert files == MERGED_FILES
+    before = snapshot(day1)
+    assert day2(day1, new, "--merge") == 0 and snapshot(day1) == before  # again: nothing new
+
+
+def test_merge_full_parses_the_kept_pages_again(day1: Path, tmp_path: Path) -> None:
+    """``--merge --full``: the pages the publish keeps are parsed again from their bytes
+    (not taken from the cache); merging the same page again is then no change."""
+    new = new_item_page(tmp_path / "new")
+    assert day2(day1, new, "--merge") == 0
+    merged = Out(day1, 0).items
+    assert day2(day1, new, "--merge", "--full") == 0
+    assert changes(day1) == [] and Out(day1, 0).items == merged
+    report = Out(day1, 0).report
+    assert {f["file"]: f["origin"] for f in report["files"]} == MERGED_FILES
+    assert report["run"]["sequence"] == 3 and report["reuse"]["pages_parsed"] == 4
 
 
 def test_merge_replaces_a_newer_version_of_a_page(day1: Path, tmp_path: Path) -> None:
@@ -398,20 +455,28 @@ def test_state_runs_are_byte_identical_across_jobs_and_reruns(day1: Path, tmp_pa
         assert day2(out, dumps, *args) == 0
         snap = snapshot(out)
         snap["report.json"] = json.dumps({**json.loads(snap["report.json"]), "timing": {}}).encode()
+        marker = json.loads(snap[".ingest"])  # lists report.json, timing and all
+        marker["files"].pop("report.json")
+        snap[".ingest"] = json.dumps(marker).encode()
         results.append(snap)
     assert results[0] == results[1] == results[2]
 
 
-def test_a_state_of_another_version_is_refused(day1: Path) -> None:
-    """As a later ingest would leave it: its marker and its manifest say so (what the
-    checksums of a later version are is not this ingest's to judge)."""
-    for name in ("state/manifest.json", ".ingest"):
-        doc = json.loads((day1 / name).read_text())
-        (day1 / name).write_text(json.dumps({**doc, "state_version": 99}))
+def test_a_state_of_another_version_is_refused(
+    day1: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As a later ingest would leave it: its marker says so (what the state files of a
+    later version hold is not this ingest's to read, nor to replace), whether the run would
+    find nothing new or compute everything again."""
+    marker = json.loads((day1 / ".ingest").read_text())
+    (day1 / ".ingest").write_text(json.dumps({**marker, "state_version": 99}, indent=1))
     before = snapshot(day1)
-    proc = run_subprocess("run", str(SEEDS), "--out", str(day1))
-    assert proc.returncode == 2 and "state version 99" in proc.stderr
-    assert proc.stderr.count("\n") == 1 and snapshot(day1) == before
+    for args in ([], ["--full"]):
+        capsys.readouterr()
+        code = main(["run", str(SEEDS), "--out", str(day1), *args])
+        said = capsys.readouterr()
+        assert code == 2 and "state version 99" in said.err, said
+        assert without_steps(said.err).count("\n") == 1 and snapshot(day1) == before
 
 
 # --------------------------------------------------------------------------- evidence rules
@@ -485,7 +550,7 @@ def test_the_older_id_survives_a_merge_whatever_the_ids(tmp_path: Path) -> None:
 
 
 def test_languages_decided_by_the_previous_publish_are_not_detected_again(
-    day1: Path, monkeypatch: pytest.MonkeyPatch
+    day1: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     known = {i["title_original"] for i in Out(day1, 0).items if i["title_original"]}
     asked: list[str] = []
@@ -494,10 +559,12 @@ def test_languages_decided_by_the_previous_publish_are_not_detected_again(
         asked.append(title or "")
         return "en"
 
-    monkeypatch.setattr("ingest.steps.functions.language_of", spy)
-    monkeypatch.setattr("ingest.transform.records.language_of", spy)
-    assert day2(day1, SEEDS) == 0
+    monkeypatch.setattr("ingest.pipeline.steps.language_of", spy)
+    monkeypatch.setattr("ingest.resolve.finish.language_of", spy)
+    assert day2(day1, SEEDS, "--full") == 0  # every page parsed and resolved again
     assert asked == [] and len(known) == 24
+    assert main(["run", str(SEEDS), "--out", str(tmp_path / "fresh"), "--quiet"]) == 0
+    assert known <= set(asked)  # with no publish to build on, each is detected
 
 
 def test_the_guard_allows_ten_percent_and_refuses_more(day1: Path, tmp_path: Path) -> None:
@@ -517,63 +584,80 @@ def test_the_guard_allows_ten_percent_and_refuses_more(day1: Path, tmp_path: Pat
 
 
 @pytest.mark.parametrize(
+    ("name", "damage"),
+    [
+        ("items.jsonl", b'{"id": "0123456789abcdef"}\n{"id": \n'),
+        ("topics.jsonl", b'{"slug": "Not A Slug"}\n'),
+        ("report.json", b'{"schema_version": "1.1.0", "run": '),
+        ("state/records.zst", b"\x28\xb5\x2f\xfd"),
+        ("items.jsonl", None),  # one byte flipped: the size is the one written
+    ],
+)
+def test_a_damaged_file_of_the_previous_publish_is_one_line_and_nothing_changes(
+    day1: Path, name: str, damage: bytes | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Any file of the publish not as its marker lists it: the door refuses the publish
+    in one line naming ``ingest repair``, whether the run would find nothing new or
+    compute everything again."""
+    out = day1
+    if damage is None:
+        data = bytearray((out / name).read_bytes())
+        data[len(data) // 2] ^= 0x01
+        damage = bytes(data)
+    (out / name).write_bytes(damage)
+    before = snapshot(out)
+    for args in ([], ["--full"]):
+        capsys.readouterr()
+        assert main(["run", str(SEEDS), "--out", str(out), *args]) == 2
+        [said] = capsys.readouterr().err.splitlines()
+        assert said.startswith(f"ingest: error: the publish in {str(out)!r} is damaged: {name} ")
+        assert said.endswith(
+            f"Nothing was changed; mend it from what remains with: ingest repair {out}"
+        )
+        assert snapshot(out) == before
+
+
+@pytest.mark.parametrize(
     ("name", "damage", "words"),
     [
         ("items.jsonl", b'{"id": "0123456789abcdef"}\n{"id": \n', "items.jsonl: line 2"),
-        ("items.jsonl", b'["not", "an", "object"]\n', "items.jsonl: line 1: no 'id'"),
+        ("items.jsonl", b'["not", "an", "object"]\n', "items.jsonl: line 1:"),
         (  # the contract's pattern ends in "$", which a trailing line break passes
             "items.jsonl",
             b'{"id": "0123456789abcdef\\n"}\n',
             "items.jsonl: line 1: id '0123456789abcdef\\n' is not one ingest writes",
         ),
         ("topics.jsonl", b'{"slug": "Not A Slug"}\n', "line 1: slug 'Not A Slug' is not"),
-        ("report.json", b'{"schema_version": "1.1.0", "run": ', "report.json"),
     ],
 )
-def test_a_previous_publish_that_cannot_be_read_is_one_line_and_nothing_changes(
-    day1: Path, name: str, damage: bytes, words: str
+def test_a_publish_of_ingest_0_1_that_cannot_be_read_is_one_line_and_nothing_changes(
+    tmp_path: Path, name: str, damage: bytes, words: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = day1
+    """A publish of schema 1.0 has no checksums: its records are read as JSON, and one that
+    is no record of ingest's is refused in one line."""
+    out = legacy_publish(tmp_path / "out")
     (out / name).write_bytes(damage)
-    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
-    proc = run_subprocess("run", str(SEEDS), "--out", str(out))
-    assert proc.returncode == 2, proc.stderr
-    [line] = proc.stderr.splitlines()
-    assert line.startswith("ingest: error: cannot read the previous publish") and words in line
-    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    before = snapshot(out)
+    capsys.readouterr()
+    assert main(["run", str(SEEDS), "--out", str(out), "--allow-shrink"]) == 2
+    [said] = capsys.readouterr().err.splitlines()
+    assert said.startswith("ingest: error: cannot read the previous publish") and words in said
+    assert snapshot(out) == before
 
 
-def test_an_earlier_record_is_read_as_its_line_without_its_sources(tmp_path: Path) -> None:
-    """The change set compares what the line holds but its sources; a field an older
-    publish did not write stays absent rather than becoming a default."""
-    line = {"id": "0123456789abcdef", "title_zh": "标题", "topics": [{"slug": "a", "rank": 1}]}
-    with_sources = {**line, "sources": [{"file": "x.txt", "locator": "L1"}], "related": []}
-    (tmp_path / "report.json").write_text('{"schema_version": "1.0.0", "run": null}')
-    (tmp_path / "items.jsonl").write_text(json.dumps(with_sources) + "\n")
-    (tmp_path / "topics.jsonl").write_text('{"slug": "a", "items": [], "sources": [1]}\n')
-    prev = load(tmp_path)
-    assert list(prev.items) == [line["id"]] and list(prev.topics) == ["a"]
-    assert prev.compared("item", line["id"]) == {**line, "related": []}
-    assert list(prev.compared("item", line["id"])) == ["id", "title_zh", "topics", "related"]
-    assert prev.compared("topic", "a") == {"slug": "a", "items": []}
-
-
-def test_the_manifest_is_what_json_dumps_writes_with_each_page_field_by_field(
-    tmp_path: Path,
-) -> None:
-    """``state/manifest.json`` is written by msgspec as ``json.dumps(doc, indent=1,
-    ensure_ascii=False)`` would write it, each page's fields in PageRef's order (what
-    ``dataclasses.asdict`` gives): a file name outside ASCII, a crawl date given."""
-    folder = crawl(tmp_path / "dumps")
-    shutil.copy(folder / TOPIC_PAGE.name, folder / "专题页-副本.md")
-    out = tmp_path / "o"
-    args = ["run", str(folder), "--out", str(out), "--quiet", "--crawled-at", "2026-11-30"]
-    assert main(args) == 0
-    text = (out / "state" / "manifest.json").read_text("utf-8")
-    doc = json.loads(text)
-    assert text == json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
-    assert [list(p) for p in doc["pages"]] == [
-        ["file", "sha256", "size", "pack", "offset", "crawled_at"]
-    ] * len(doc["pages"])
-    assert "专题页-副本.md" in {p["file"] for p in doc["pages"]}
-    assert {p["crawled_at"] for p in doc["pages"]} == {"2026-11-30"}
+def test_an_earlier_record_is_compared_as_its_line_without_its_sources(tmp_path: Path) -> None:
+    """The change set compares what an earlier record's line holds but its sources (here
+    all of other files); a field the older publish did not write is compared as null,
+    never skipped (#38's publisher, on its item page)."""
+    out = legacy_publish(tmp_path / "out")
+    the38 = "9ee857fd86d38602"
+    for name in ("items.jsonl", "topics.jsonl"):
+        docs = [json.loads(x) for x in (out / name).read_text("utf-8").splitlines()]
+        for doc in docs:
+            doc["sources"] = [{**s, "file": f"old-{s['file']}"} for s in doc["sources"]]
+            if doc.get("id") == the38:
+                assert doc.pop("publisher") == "Hugging Face"
+        lines = "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs)
+        (out / name).write_text(lines, encoding="utf-8")
+    assert main(["run", str(SEEDS), "--out", str(out), "--quiet"]) == 0
+    assert changes(out) == [line("item", "changed", the38, ["publisher"])]

@@ -7,6 +7,7 @@ output is.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -43,8 +44,12 @@ def test_strict_with_rejects_leaves_the_previous_publish_live(
     assert sorted(p.name for p in out.parent.iterdir()) == ["data", "data.refused"]
     assert (refused / "rejects.jsonl").read_bytes().count(b"\n") == 1
     assert not (refused / "state").exists()
-    # without the bad file the same run publishes, and the refused output may stay
-    assert main(["run", str(SEEDS), "--out", str(out), "--quiet", "--strict"]) == 0
+    # without the bad file the same run publishes (computed again: the pages are the
+    # publish's), and the refused output may stay
+    assert main(["run", str(SEEDS), "--out", str(out), "--quiet", "--strict", "--full"]) == 0
+    report = json.loads((out / "report.json").read_bytes())
+    assert report["run"]["sequence"] == 2 and report["totals"]["rejects"] == 0
+    assert sorted(p.name for p in out.parent.iterdir()) == ["data", "data.refused"]
 
 
 def test_strict_on_a_first_run_publishes_nothing(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import TOPIC_PAGE, multiline_topic_page, seed_text, write_files
-from ingest.extract.parse.listing_heads import (
+from ingest.extract.parse.common import (
     _HEAD,
     _PLAIN_HEAD,
     _scan_head,

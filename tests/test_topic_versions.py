@@ -100,19 +100,43 @@ def test_the_version_first_crawled_later_wins(tmp_path: Path) -> None:
     assert_accounted(day2)
 
 
+def swapped(page: str, a: int, b: int) -> str:
+    """The page with the resources at ranks ``a`` and ``b`` swapped (44 listings still)."""
+    parts = re.split(r"(?= [0-9]+\. \[)", page)
+    at = {int(m[1]): n for n, p in enumerate(parts) if (m := re.match(r" ([0-9]+)\. \[", p))}
+    one, two = parts[at[a]], parts[at[b]]
+    parts[at[a]] = one.replace(f" {a}. [", " {b}. [", 1).replace("{b}", str(b))
+    parts[at[b]] = two.replace(f" {b}. [", " {a}. [", 1).replace("{a}", str(a))
+    parts[at[a]], parts[at[b]] = parts[at[b]], parts[at[a]]
+    return "".join(parts)
+
+
 @pytest.mark.parametrize("swap", [False, True])
 def test_the_same_day_and_count_falls_to_the_file_name(tmp_path: Path, swap: bool) -> None:
-    a, z = PAGE.replace("入门", "进阶", 1), PAGE.replace("入门", "深入", 1)  # 44 listings each
+    a, z = swapped(PAGE, 3, 4), swapped(PAGE, 5, 6)  # 44 listings each, two ranks moved
     if swap:  # whichever bytes the names hold
         a, z = z, a
     out = run(dumps(tmp_path / "d", {"000_a.txt": a, "000_z.txt": z}), tmp_path / "out")
     assert {r["file"] for r in out.rejects} == {OLD, "000_a.txt"}
     [run_warning] = [w for w in out.report["warnings"] if "TOPIC_VERSIONS" in w]
-    assert (
-        "3 versions" in run_warning
-        and "000_z.txt is used (the file name that sorts last)" in run_warning
+    assert "3 versions" in run_warning and "000_z.txt used, not" in run_warning
+    assert all("the file name that sorts last" in r["message"] for r in out.rejects)
+    assert all(
+        "000_z.txt" in r["message"] and "holds another resource" in r["message"]
+        for r in out.rejects
     )
     assert ranks(out) == Counter(range(1, 45))
+    assert_accounted(out)
+
+
+def test_pages_that_differ_only_in_other_fields_are_one_version(tmp_path: Path) -> None:
+    """A level relabelled is no contradiction (the same rank, the same resource): the pages
+    are one version, every listing merged into its item."""
+    other = PAGE.replace("（博客 · 入门）", "（博客 · 进阶）", 1)
+    out = run(dumps(tmp_path / "d", {"000_z.txt": other}), tmp_path / "out")
+    assert out.rejects == [] and not any("TOPIC_VERSION" in w for w in out.report["warnings"])
+    assert ranks(out) == Counter(range(1, 45))
+    assert sum(len(i["sources"]) for i in out.items) == 44 + 44 + 19 + 7
     assert_accounted(out)
 
 

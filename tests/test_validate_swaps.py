@@ -1,9 +1,11 @@
 """``ingest validate`` reads one publish, even while runs swap the folder.
 
 Files opened by path one after another could come from two publishes when a swap fell
-between two opens ("totals.items is 44, files hold 47"). Here a process publishes two real
-publishes into the folder in turn, as fast as it can, while ``validate`` runs again and
-again: every time it must find a valid publish.
+between two opens ("totals.items is 44, files hold 47"), and a file of the publish swapped
+out could be gone before it is read (which is no damage: the folder was replaced). Here a
+process publishes two real publishes into the folder in turn, as a run does (a new set
+beside the folder, swapped in), as fast as it can, while ``validate`` runs again and again:
+every time it must find a valid publish.
 """
 
 from __future__ import annotations
@@ -23,13 +25,22 @@ from ingest.cli import main
 SWAPPER = """
 import sys
 from pathlib import Path
-from ingest.outputs.atomic import publish
+from ingest.publish.door import read_marker
+from ingest.publish.folder import Staging
 a, b, out, stop = map(Path, sys.argv[1:])
-sets = [{p.name: p.read_bytes() for p in d.iterdir() if p.is_file()} for d in (a, b)]
+sets = [
+    (read_marker(d), {str(p.relative_to(d)): p.read_bytes() for p in d.rglob("*")
+                      if p.is_file() and p.name != ".ingest"})
+    for d in (a, b)
+]
 n = 0
 print("ready", flush=True)
 while not stop.exists():
-    publish(out, sets[n % 2])
+    marker, files = sets[n % 2]
+    staging = Staging(out)  # as a run publishes: every file and the marker, then one swap
+    for name, data in files.items():
+        staging.write(name, data)
+    staging.publish(marker)
     n += 1
 print(n)
 """

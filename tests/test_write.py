@@ -1,4 +1,5 @@
-"""ingest.outputs.atomic and .lock: atomic publish, fault injection, crash safety, the lock."""
+"""ingest.publish.folder: the atomic publish (Staging), fault injection, crash safety, the
+lock and stale side folders (Folder)."""
 
 from __future__ import annotations
 
@@ -9,30 +10,34 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from xxhash import xxh3_128_hexdigest
 
-from ingest.errors import OutputLocked, PublishError
-from ingest.outputs import atomic as write
-from ingest.outputs.atomic import atomic_write_bytes, publish
-from ingest.outputs.faults import AFTER_SWAP, BEFORE_SWAP
-from ingest.outputs.lock import OutputLock
-from ingest.records.run import Alongside, Apart, FileSink
+from ingest.errors import OutputLocked, PublishError, UsageError
+from ingest.publish import folder as publishing
+from ingest.publish.door import FileSum, Marker
+from ingest.publish.folder import (
+    KEEP_FILES,
+    Folder,
+    Staging,
+    atomic_write_bytes,
+    side_path,
+    write_file,
+)
+from ingest.publish.signals import AFTER_SWAP, BEFORE_SWAP, FAULT_ENV, FAULT_POINTS, Stops
 
 CHILD = Path(__file__).with_name("_write_child.py")
-SRC = Path(write.__file__).resolve().parents[2]
-PRE_SWAP_POINTS = BEFORE_SWAP
-#: The points ``publish`` itself hits (``after_unlock`` is a run's).
-PUBLISH_POINTS = [p for p in write.FAULT_POINTS if p != "after_unlock"]
+SRC = Path(publishing.__file__).resolve().parents[2]
+MARKER = Marker(written_by="ingest")
 
+KEEP = {".keep": b"keep me\n"}
 OLD = {
-    ".keep": b"keep me\n",
     "items.jsonl": b'{"id": 1, "v": "old"}\n',
-    "stale.txt": b"only in the old set",
+    "topics.jsonl": b"only in the old set",
     "report.json": b'{"run": "old"}',
 }
 NEW = {
@@ -40,14 +45,48 @@ NEW = {
     "rejects.jsonl": b'{"line": 7}\n',
     "report.json": b'{"run": "new"}',
 }
-NEW_WITH_KEEP = {**NEW, ".keep": OLD[".keep"]}
+
+
+def stage(
+    target: Path,
+    files: dict[str, bytes],
+    keep: dict[str, bytes] | None = None,
+    stops: Stops | None = None,
+) -> None:
+    """``files`` written into a new set beside ``target`` and published (the marker listing
+    them), or, on any failure, the set discarded."""
+    staging = Staging(target, stops)
+    try:
+        for name, data in files.items():
+            staging.write(name, data)
+        staging.publish(MARKER, keep)
+    finally:
+        staging.discard()
+
+
+def publish(out: Path, files: dict[str, bytes]) -> None:
+    """``files`` published into ``out`` as a run publishes: the folder held (checked,
+    locked, cleared of what killed runs left beside it), its keep files carried."""
+    with Folder(out) as folder:
+        stage(folder.target, files, folder.keep_files())
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    """name -> bytes of everything in ``folder``; fails on anything that is not a plain file."""
-    entries = list(folder.iterdir())
-    assert all(p.is_file() and not p.is_symlink() for p in entries), entries
-    return {p.name: p.read_bytes() for p in entries}
+    """name -> bytes of every file under ``folder`` but the marker, which must list exactly
+    them (the keep files aside), each with its size and digest: a whole set, no mix."""
+    files = {}
+    for p in sorted(folder.rglob("*")):
+        assert not p.is_symlink() and (p.is_file() or p.is_dir()), p
+        if p.is_file():
+            files[p.relative_to(folder).as_posix()] = p.read_bytes()
+    marker = json.loads(files.pop(".ingest"))
+    assert marker["written_by"] == "ingest"
+    assert marker["files"] == {
+        name: {"size": len(data), "xxh3_128": xxh3_128_hexdigest(data)}
+        for name, data in files.items()
+        if name not in KEEP_FILES
+    }
+    return files
 
 
 def leftovers(parent: Path) -> list[str]:
@@ -56,24 +95,24 @@ def leftovers(parent: Path) -> list[str]:
 
 def make_old(tmp_path: Path) -> Path:
     out = tmp_path / "out"
-    out.mkdir()
-    for name, data in OLD.items():
-        (out / name).write_bytes(data)
+    stage(out, OLD, KEEP)
+    assert snapshot(out) == OLD | KEEP
     return out
 
 
 def write_src(folder: Path, files: dict[str, bytes]) -> Path:
     folder.mkdir()
     for name, data in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
     return folder
 
 
 def child_env(fault: str | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != write.FAULT_ENV}
+    env = {k: v for k, v in os.environ.items() if k != FAULT_ENV}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
     if fault is not None:
-        env[write.FAULT_ENV] = fault
+        env[FAULT_ENV] = fault
     return env
 
 
@@ -91,119 +130,116 @@ def dead_pid() -> int:
 # --- normal operation -------------------------------------------------------------------------
 
 
-def test_publish_creates_missing_out_dir(tmp_path: Path) -> None:
-    out = tmp_path / "deep" / "out"
+def test_publish_creates_a_missing_folder(tmp_path: Path) -> None:
+    out = tmp_path / "out"
     publish(out, NEW)
     assert snapshot(out) == NEW
-    assert leftovers(out.parent) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no lock, no side folder
 
 
-def test_publish_replaces_old_set_and_keeps_keep_file(tmp_path: Path) -> None:
+def test_publish_replaces_the_old_set_and_carries_the_keep_files(tmp_path: Path) -> None:
     out = make_old(tmp_path)
     (out / ".gitkeep").write_bytes(b"")
     publish(out, NEW)
-    assert snapshot(out) == {**NEW_WITH_KEEP, ".gitkeep": b""}
-    assert not (out / "stale.txt").exists()
-    assert leftovers(tmp_path) == []
+    assert snapshot(out) == NEW | KEEP | {".gitkeep": b""}
+    assert not (out / "topics.jsonl").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
 def test_publish_exact_bytes_and_mode_preserved(tmp_path: Path) -> None:
     out = make_old(tmp_path)
     out.chmod(0o750)
-    files = {"blob.bin": bytes(range(256)) * 4099, "empty": b"", "report.json": b"\x00\xff"}
+    files = {
+        "report/blob.html": bytes(range(256)) * 4099,
+        "rejects.jsonl": b"",
+        "report.json": b"\x00\xff",
+    }
     publish(out, files)
-    assert snapshot(out) == {**files, ".keep": OLD[".keep"]}
+    assert snapshot(out) == files | KEEP
     assert out.stat().st_mode & 0o777 == 0o750
 
 
-def test_publish_writes_manifest_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_publish_writes_the_marker_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     order: list[str] = []
-    real = write.write_file
+    real = publishing.write_file
 
-    def spy(path: Path, data: bytes, mode: int = 0o666) -> None:
+    def spy(path: Path, pieces: object, sync: bool = False) -> FileSum:
         order.append(path.name)
-        real(path, data, mode)
+        return real(path, pieces, sync)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(write, "write_file", spy)
-    publish(make_old(tmp_path), {"report.json": b"{}", "a": b"1", "b": b"2"})
-    assert order[-1] == "report.json" and sorted(order) == [".keep", "a", "b", "report.json"]
-
-
-def test_publish_rejects_non_plain_names(tmp_path: Path) -> None:
-    for bad in ("", ".", "..", "a/b/c", "../x", "/abs", "sub/..", "sub/"):
-        with pytest.raises(ValueError):
-            publish(tmp_path / "out", {bad: b"x"})
-    assert not (tmp_path / "out").exists()
+    out = make_old(tmp_path)
+    monkeypatch.setattr(publishing, "write_file", spy)
+    publish(out, {"report.json": b"{}", "items.jsonl": b"1", "report/a": b"2"})
+    assert order[-1] == ".ingest"
+    assert sorted(order) == [".ingest", ".keep", "a", "items.jsonl", "report.json"]
 
 
-def test_a_folder_filled_apart_is_published_with_the_rest(tmp_path: Path) -> None:
-    """A file made apart writes the files of its folder first, naming them itself; the
-    folder and its files come out whole, and a name that is not plain is refused."""
-
-    def fill(write: FileSink) -> None:
-        for n in range(3):
-            write(f"p{n}.html", [b"page ", str(n).encode()])
-
-    out = tmp_path / "out"
-    publish(out, {**NEW, "index.html": Apart(lambda: [b"i"], "pages", fill)})
-    assert snapshot(out / "pages") == {f"p{n}.html": f"page {n}".encode() for n in range(3)}
-    assert (out / "index.html").read_bytes() == b"i"
-    for folder, name in (("a/b", "p.html"), ("..", "p.html"), ("pages", "../x"), ("pages", "")):
-
-        def bad(write: FileSink, name: str = name) -> None:
-            write(name, [b"x"])
-
-        with pytest.raises((ValueError, RuntimeError), match="plain"):  # also from the child
-            publish(tmp_path / "other", {"i.html": Apart(lambda: [b""], folder, bad)})
-    assert leftovers(tmp_path) == [] and not (tmp_path / "other").exists()
+def test_publish_rejects_names_that_are_not_plain(tmp_path: Path) -> None:
+    bad = ("", ".", "..", "a/b/c/d", "../x", "/abs", "sub/..", "sub/", "a/./b", "nul\0")
+    for name in bad:
+        with pytest.raises(ValueError, match="plain"):
+            stage(tmp_path / "out", {"report.json": b"{}", name: b"x"})
+    assert list(tmp_path.iterdir()) == []
 
 
-def test_out_dir_is_a_file(tmp_path: Path) -> None:
+def test_files_in_folders_land_with_the_rest(tmp_path: Path) -> None:
+    """Files two folders deep (the page cache's entries) are published with the rest, and
+    the marker lists them by their paths."""
+    files = NEW | {f"report/p{n}.html": f"page {n}".encode() for n in range(3)}
+    files |= {"state/pages/ab.zst": b"entry", "state/records.zst": b"records"}
+    stage(tmp_path / "out", files)
+    assert snapshot(tmp_path / "out") == files
+    assert leftovers(tmp_path) == []
+
+
+def test_an_out_dir_that_is_a_file_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.write_bytes(b"not a folder")
-    with pytest.raises(PublishError, match="not a directory") as info:
+    with pytest.raises(UsageError, match="exists and is not a folder") as info:
         publish(out, NEW)
     assert str(out) in str(info.value)
     assert out.read_bytes() == b"not a folder"
-    assert leftovers(tmp_path) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
 def test_renameat2_exchange_swaps(tmp_path: Path) -> None:
+    assert publishing._RENAMEAT2 is not None  # Linux: the swap is one exchange
     a, b = write_src(tmp_path / "a", {"x": b"1"}), write_src(tmp_path / "b", {"y": b"2"})
-    assert write._exchange(a, b) is True
-    assert snapshot(a) == {"y": b"2"} and snapshot(b) == {"x": b"1"}
+    assert publishing._swap(a, b) == a
+    assert (a / "y").read_bytes() == b"2" and (b / "x").read_bytes() == b"1"
+    assert sorted(p.name for p in a.iterdir()) == ["y"] and sorted(os.listdir(b)) == ["x"]
 
 
 def test_fallback_without_renameat2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(write, "_RENAMEAT2", None)
+    monkeypatch.setattr(publishing, "_RENAMEAT2", None)
     out = make_old(tmp_path)
     publish(out, NEW)
-    assert snapshot(out) == NEW_WITH_KEEP
+    assert snapshot(out) == NEW | KEEP
     assert leftovers(tmp_path) == []
 
 
-def test_interrupted_fallback_is_rolled_back(tmp_path: Path) -> None:
-    # A crash between the fallback's two renames: out/ missing, old set in .out.old-<pid>.
+def test_an_interrupted_fallback_is_rolled_back(tmp_path: Path) -> None:
+    """A crash between the fallback's two renames: no folder, the old set in .out.old-PID.
+    The next run moves it back in place first (its keep file is carried on)."""
     pid = dead_pid()
-    old_dir = make_old(tmp_path).rename(tmp_path / f".out.old-{pid}")
-    write_src(tmp_path / f".out.staging-{pid}", NEW)
+    old_dir = make_old(tmp_path).rename(side_path(tmp_path / "out", "old", pid))
+    write_src(side_path(tmp_path / "out", "staging", pid), NEW)
     publish(tmp_path / "out", {"report.json": b"{}"})
-    assert snapshot(tmp_path / "out") == {"report.json": b"{}", ".keep": OLD[".keep"]}
+    assert snapshot(tmp_path / "out") == {"report.json": b"{}"} | KEEP
     assert not old_dir.exists() and leftovers(tmp_path) == []
 
 
 def test_stale_dirs_of_live_pids_only_removed_under_lock(tmp_path: Path) -> None:
     out = make_old(tmp_path)
-    alive = tmp_path / f".out.staging-{os.getppid()}"
-    dead = tmp_path / f".out.staging-{dead_pid()}"
+    alive = side_path(out, "staging", os.getppid())
+    dead = side_path(out, "staging", dead_pid())
     for folder in (alive, dead):
         write_src(folder, {"junk": b"partial"})
-    publish(out, NEW)
+    stage(out, NEW)  # without the lock: only what a dead process left goes
     assert leftovers(tmp_path) == [alive.name]
-    with OutputLock(out):
-        publish(out, NEW)
+    publish(out, NEW)  # with it: all
     assert leftovers(tmp_path) == []
-    assert snapshot(out) == NEW_WITH_KEEP
+    assert snapshot(out) == NEW
 
 
 def test_atomic_write_bytes(tmp_path: Path) -> None:
@@ -220,48 +256,78 @@ def test_atomic_write_bytes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("action,code", [("enospc", errno.ENOSPC), ("eio", errno.EIO)])
-@pytest.mark.parametrize("point", PRE_SWAP_POINTS)
+@pytest.mark.parametrize("point", BEFORE_SWAP)
 def test_injected_error_before_swap_leaves_old_set(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, point: str, action: str, code: int
 ) -> None:
     out = make_old(tmp_path)
-    monkeypatch.setenv(write.FAULT_ENV, f"{point}:{action}")
+    monkeypatch.setenv(FAULT_ENV, f"{point}:{action}")
     with pytest.raises(PublishError) as info:
         publish(out, NEW)
     message = str(info.value)
-    assert str(out) in message and os.strerror(code) in message and "\n" not in message
+    assert message.startswith(f"cannot publish output folder {str(out)!r}: ")
+    assert os.strerror(code) in message and "\n" not in message
     assert isinstance(info.value.__cause__, OSError) and info.value.__cause__.errno == code
-    assert snapshot(out) == OLD
+    assert snapshot(out) == OLD | KEEP
     assert leftovers(tmp_path) == []
 
 
 def test_injected_error_after_publish_is_cleaned_next_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Removing the old set once the new one is live is best effort: a failure there fails
+    nothing, and what is left goes with the next publish."""
     out = make_old(tmp_path)
-    monkeypatch.setenv(write.FAULT_ENV, "after_publish:eio")
-    publish(out, NEW)  # removing the old contents is best effort
-    assert snapshot(out) == NEW_WITH_KEEP
+    monkeypatch.setenv(FAULT_ENV, "after_publish:eio")
+    staging = Staging(out)
+    for name, data in NEW.items():
+        staging.write(name, data)
+    staging.publish(MARKER)
+    assert snapshot(out) == NEW
     assert leftovers(tmp_path) == [f".out.staging-{os.getpid()}"]
-    monkeypatch.delenv(write.FAULT_ENV)
+    monkeypatch.delenv(FAULT_ENV)
     publish(out, NEW)
     assert leftovers(tmp_path) == []
 
 
 def test_unknown_fault_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = make_old(tmp_path)
-    monkeypatch.setenv(write.FAULT_ENV, "after_fsync:explode")
+    monkeypatch.setenv(FAULT_ENV, "after_fsync:explode")
     publish(out, NEW)
-    assert snapshot(out) == NEW_WITH_KEEP
+    assert snapshot(out) == NEW | KEEP
 
 
 def test_real_write_error_efbig(tmp_path: Path) -> None:
     out = make_old(tmp_path)
-    src = write_src(tmp_path / "src", {"big.jsonl": b"x" * 100_000, "report.json": b"{}"})
+    src = write_src(tmp_path / "src", {"items.jsonl": b"x" * 100_000, "report.json": b"{}"})
     result = run_child("publish", str(src), str(out), "50000")
     assert result.returncode == 3, result.stderr
-    assert str(out) in result.stderr and os.strerror(errno.EFBIG) in result.stderr
-    assert snapshot(out) == OLD
+    assert result.stderr.startswith(f"cannot publish output folder {str(out)!r}: ")
+    assert os.strerror(errno.EFBIG) in result.stderr and "items.jsonl" in result.stderr
+    assert snapshot(out) == OLD | KEEP
+    assert leftovers(tmp_path) == []
+
+
+def test_a_failure_in_a_files_pieces_fails_the_publish_and_leaves_the_old_set(
+    tmp_path: Path,
+) -> None:
+    """A file is written as its pieces come (the records are made as they are written):
+    an error making one fails the publish, and the set is discarded."""
+
+    def pieces() -> Iterator[bytes]:
+        yield b"x" * 10
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    out = make_old(tmp_path)
+    with Folder(out) as folder, pytest.raises(PublishError, match=os.strerror(errno.ENOSPC)):
+        staging = folder.staging()
+        try:
+            staging.write("items.jsonl", b"1\n")
+            staging.write("state/records.zst", pieces())
+            staging.publish(MARKER)
+        finally:
+            staging.discard()
+    assert snapshot(out) == OLD | KEEP
     assert leftovers(tmp_path) == []
 
 
@@ -269,29 +335,27 @@ def test_real_write_error_efbig(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("fresh", [False, True], ids=["replace", "create"])
-@pytest.mark.parametrize("point", PUBLISH_POINTS)
+@pytest.mark.parametrize("point", FAULT_POINTS)
 def test_kill_at_fault_point(tmp_path: Path, point: str, fresh: bool) -> None:
     out = tmp_path / "out" if fresh else make_old(tmp_path)
-    before = None if fresh else OLD
+    before = None if fresh else OLD | KEEP
     src = write_src(tmp_path / "src", NEW)
     result = run_child("publish", str(src), str(out), fault=f"{point}:kill")
     assert result.returncode == 137, result.stderr
     after = snapshot(out) if out.exists() else None
-    expected_new = NEW if fresh else NEW_WITH_KEEP
-    if point in AFTER_SWAP:
-        assert after == expected_new
-    else:
-        assert after == before
+    assert after == ((NEW if fresh else NEW | KEEP) if point in AFTER_SWAP else before)
     publish(out, {"report.json": b"{}"})
-    assert snapshot(out) == ({} if fresh else {".keep": OLD[".keep"]}) | {"report.json": b"{}"}
-    assert leftovers(tmp_path) == []
+    assert snapshot(out) == ({} if fresh else KEEP) | {"report.json": b"{}"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "src"]
 
 
 @pytest.mark.parametrize("kills", [8, pytest.param(20, marks=pytest.mark.slow)])
 def test_sigkill_at_random_moments(tmp_path: Path, kills: int) -> None:
     rng = random.Random(20261129)
-    old = {f"part{i}.jsonl": rng.randbytes(1 << 18) for i in range(12)} | {"report.json": b"o"}
-    new = {f"part{i}.jsonl": rng.randbytes(1 << 18) for i in range(8, 20)} | {"report.json": b"n"}
+    old = {f"report/part{i}.html": rng.randbytes(1 << 18) for i in range(12)}
+    old["report.json"] = b"o"
+    new = {f"report/part{i}.html": rng.randbytes(1 << 18) for i in range(8, 20)}
+    new["report.json"] = b"n"
     src = write_src(tmp_path / "src", new)
     out = tmp_path / "out"
     start = time.perf_counter()
@@ -333,187 +397,100 @@ def test_lock_held_by_other_process_then_released_by_sigkill(tmp_path: Path) -> 
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
-        with pytest.raises(OutputLocked) as info, OutputLock(out):
+        with pytest.raises(OutputLocked) as info, Folder(out):
             pass
         message = str(info.value)
-        assert f"pid {holder.pid}, started " in message and f"'{out}'" in message
-        assert "\n" not in message
+        assert message.startswith(f"output folder {str(out)!r} is in use by another ingest run")
+        assert f"(pid {holder.pid}, started 20" in message and "\n" not in message
     finally:
         holder.kill()
         holder.wait(timeout=30)
         for stream in (holder.stdin, holder.stdout):
             if stream is not None:
                 stream.close()
-    with OutputLock(out) as lock:
-        assert lock.path == tmp_path / ".out.lock"
-        assert json.loads(lock.path.read_text())["pid"] == os.getpid()
-    assert not out.exists()  # the lock lives next to out_dir, not inside it
-    assert not lock.path.exists()  # and is gone once released
+    with Folder(out) as folder:
+        assert folder.lock_path == tmp_path / ".out.lock"
+        assert json.loads(folder.lock_path.read_text())["pid"] == os.getpid()
+    assert not out.exists()  # the lock lives next to the folder, not inside it
+    assert not folder.lock_path.exists()  # and is gone once released
 
 
-def test_a_lock_file_removed_under_a_waiter_is_not_locked_twice(tmp_path: Path) -> None:
+def test_a_lock_file_removed_under_a_waiter_is_not_locked_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The file a waiter opened was removed by the holder's release: the waiter must not
     lock that orphan inode while another process holds a lock on the new file."""
     out = tmp_path / "out"
-    orphan_fd = os.open(tmp_path / ".out.lock", os.O_RDWR | os.O_CREAT)  # opened early
-    os.unlink(tmp_path / ".out.lock")  # a holder released and removed it
-    with OutputLock(out):  # a third run locks the new file
-        lock = OutputLock(out)
-        real_open = lock._open
-        calls = iter([orphan_fd])
-        lock._open = lambda: next(calls, None) or real_open()  # type: ignore[method-assign]
-        with pytest.raises(OutputLocked):
-            lock.acquire()  # the orphan flocks fine, but is no longer the lock file
-    assert not (tmp_path / ".out.lock").exists()
+    lock = tmp_path / ".out.lock"
+    orphan_fd = os.open(lock, os.O_RDWR | os.O_CREAT)  # opened early
+    os.unlink(lock)  # a holder released and removed it
+    real_open, orphans = os.open, [orphan_fd]
+
+    def opening(path: object, *args: object, **kw: object) -> int:
+        if Path(str(path)) == lock and orphans:
+            return orphans.pop()
+        return real_open(path, *args, **kw)  # type: ignore[arg-type]
+
+    with Folder(out):  # a third run locks the new file
+        monkeypatch.setattr(os, "open", opening)
+        with pytest.raises(OutputLocked), Folder(out):
+            pass  # the orphan flocks fine, but is no longer the lock file
+        monkeypatch.undo()
+        assert orphans == []
+    assert not lock.exists()
 
 
 def test_lock_is_exclusive_within_a_process_and_reusable(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    with OutputLock(out):
-        with pytest.raises(OutputLocked, match=f"pid {os.getpid()}"), OutputLock(out):
+    with Folder(out) as folder:
+        with pytest.raises(OutputLocked, match=f"pid {os.getpid()}"), Folder(out):
             pass
-        publish(out, NEW)
-    with OutputLock(out):
+        stage(folder.target, NEW)
+    with Folder(out):
         pass
     assert snapshot(out) == NEW
 
 
-def test_a_carried_over_file_is_copied_where_it_cannot_be_linked(
+# --- files carried over -----------------------------------------------------------------------
+
+
+def test_a_carried_over_file_is_linked_or_copied_where_it_cannot_be(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A file of the previous set is hard-linked into the new one; across file systems
-    (EXDEV) it is copied, in pieces, with the same bytes."""
-    source = tmp_path / "pack"
+    (EXDEV) it is copied, in pieces, with the same bytes; the marker lists it either way."""
+    source = tmp_path / "entry"
     data = os.urandom(3 << 20) + b"tail"  # more than one piece
     source.write_bytes(data)
+    listed = FileSum(len(data), xxh3_128_hexdigest(data))
+    name = "state/pages/ab.zst"
+
+    def carry(out: Path) -> Path:
+        staging = Staging(out)
+        staging.link(name, source, listed)
+        staging.publish(MARKER)
+        assert snapshot(out) == {name: data}
+        return out / name
+
+    assert carry(tmp_path / "linked").stat().st_ino == source.stat().st_ino
 
     def no_link(*_: object, **__: object) -> None:
         raise OSError(errno.EXDEV, "Invalid cross-device link")
 
-    monkeypatch.setattr(write.os, "link", no_link)
-    publish(tmp_path / "out", {"report.json": b"{}"}, {"state/pages-1.pack": source})
-    copied = tmp_path / "out" / "state" / "pages-1.pack"
-    assert copied.read_bytes() == data and copied.stat().st_ino != source.stat().st_ino
-
-
-# --- a file written alongside -----------------------------------------------------------------
-
-
-def test_a_file_written_alongside_lands_with_the_others(tmp_path: Path) -> None:
-    pack = [bytes([n]) * 70_000 for n in range(40)]
-    publish(tmp_path / "out", {**NEW, "state/pack": Alongside(lambda: iter(pack))})
-    assert (tmp_path / "out" / "state" / "pack").read_bytes() == b"".join(pack)
-    assert {p.name for p in (tmp_path / "out").iterdir()} == {*NEW, "state"}
-
-
-def test_a_failure_alongside_fails_the_publish_and_leaves_the_old_set(tmp_path: Path) -> None:
-    def pieces() -> Iterator[bytes]:
-        yield b"x" * 10
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    out = make_old(tmp_path)
-    with pytest.raises(PublishError, match=os.strerror(errno.ENOSPC)):
-        publish(out, {**NEW, "state/pack": Alongside(pieces)})
-    assert snapshot(out) == OLD
-    assert leftovers(tmp_path) == []
-
-
-def test_a_file_written_alongside_stops_when_the_publish_does(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An error in this thread's files stops the thread's file at its next piece: nothing
-    is written into a staging folder that is gone."""
-    started, given = threading.Event(), []
-
-    def pieces() -> Iterator[bytes]:
-        started.set()
-        for n in range(100_000):
-            given.append(n)
-            time.sleep(0.001)
-            yield b"y"
-
-    def waiting(*args: object) -> None:
-        started.wait(5)
-        raise OSError(errno.EIO, os.strerror(errno.EIO))
-
-    monkeypatch.setattr(write, "write_file", waiting)
-    threads = threading.active_count()
-    out = make_old(tmp_path)
-    with pytest.raises(PublishError):
-        publish(out, {**NEW, "state/pack": Alongside(pieces)})
-    assert 0 < len(given) < 100_000
-    assert snapshot(out) == OLD
-    assert leftovers(tmp_path) == []
-    assert threading.active_count() == threads  # the thread is gone
-
-
-# --- a file made apart ------------------------------------------------------------------------
-
-
-def _apart(tmp_path: Path, case: str, fault: str | None = None) -> tuple[list[str], Path]:
-    out = make_old(tmp_path)
-    src = write_src(tmp_path / "src", NEW)
-    done = run_child("apart", str(src), str(out), case, fault=fault)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.splitlines(), out
-
-
-def test_a_file_made_apart_is_made_by_a_child_and_lands_with_the_others(tmp_path: Path) -> None:
-    (pid, said, left), out = _apart(tmp_path, "ok")
-    assert said == "published" and left == "left None"
-    made_by = (out / "page.html").read_text()
-    assert made_by.startswith("made by ") and made_by != f"made by {pid}"
-    assert snapshot(out) == {**NEW_WITH_KEEP, "page.html": made_by.encode()}
-
-
-def test_a_file_made_apart_is_forked_before_any_thread_starts(tmp_path: Path) -> None:
-    """A file written by a thread comes first in the set: the page's child is still forked
-    first (a process with a thread forks none, and would write the page in turn)."""
-    (pid, said, left), out = _apart(tmp_path, "after a thread")
-    assert said == "published" and left == "left None"
-    made_by = (out / "page.html").read_text()
-    assert made_by.startswith("made by ") and made_by != f"made by {pid}"
-    assert (out / "pack.bin").read_bytes() == b"pack"
-
-
-def test_the_manifest_is_made_while_a_file_apart_is_but_written_after_it(tmp_path: Path) -> None:
-    """report.json's bytes are made while the page's child works (the run's last second
-    waited for it idle), and still land last."""
-    (_, said, left), out = _apart(tmp_path, "manifest meanwhile")
-    assert said == "published" and left == "left None"
-    assert (out / "report.json").read_bytes() == b"made while the page was"
-    assert (out / "page.html").stat().st_mtime_ns <= (out / "report.json").stat().st_mtime_ns
-
-
-def test_a_disk_error_apart_fails_the_publish_as_one_here(tmp_path: Path) -> None:
-    (_, said, left), out = _apart(tmp_path, "oserror")
-    assert said.startswith("PublishError: cannot publish output folder") and left == "left None"
-    assert os.strerror(errno.ENOSPC) in said
-    assert snapshot(out) == OLD and leftovers(tmp_path) == []
-
-
-def test_a_bug_apart_fails_the_publish_with_its_traceback(tmp_path: Path) -> None:
-    (_, said, left), out = _apart(tmp_path, "bug")
-    assert said == "RuntimeError: ValueError: a bug in the page" and left == "left None"
-    assert snapshot(out) == OLD and leftovers(tmp_path) == []
-
-
-def test_a_publish_that_fails_here_stops_the_child_making_a_file_apart(tmp_path: Path) -> None:
-    t0 = time.monotonic()
-    (_, said, left), out = _apart(tmp_path, "slow", fault="after_stage_write:eio")
-    assert said.startswith("PublishError") and left == "left None"
-    assert time.monotonic() - t0 < 30  # the child (a minute of work) was stopped, not waited for
-    assert snapshot(out) == OLD and leftovers(tmp_path) == []
+    monkeypatch.setattr(os, "link", no_link)
+    assert carry(tmp_path / "copied").stat().st_ino != source.stat().st_ino
 
 
 def test_pieces_of_any_size_land_in_order(tmp_path: Path) -> None:
     """Small pieces and pieces larger than the write buffer, mixed: the file is all of
-    them, in order."""
-    from ingest.outputs.files import write_file
-
+    them, in order, and its size and digest are those of all of them."""
     big = bytes(range(256)) * 4099  # over a megabyte, not a whole number of buffers
     pieces = [b"a" * 10, big, b"b" * 20, b"c" * (1 << 20), b"", big, b"d"]
-    write_file(tmp_path / "f", lambda: iter(pieces))
-    assert (tmp_path / "f").read_bytes() == b"".join(pieces)
+    whole = b"".join(pieces)
+    summed = FileSum(len(whole), xxh3_128_hexdigest(whole))
+    assert write_file(tmp_path / "f", iter(pieces)) == summed
+    assert (tmp_path / "f").read_bytes() == whole
     write_file(tmp_path / "g", big)
     assert (tmp_path / "g").read_bytes() == big
+    with pytest.raises(FileExistsError):  # never over a file already there
+        write_file(tmp_path / "g", b"")

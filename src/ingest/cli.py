@@ -1,11 +1,5 @@
-"""Command line: parse options, call the library, turn its errors into one-line messages.
-
-Exit codes: 0 the run completed (rejects are reported, not fatal); 1 under ``--strict``
-when anything was rejected (nothing published; or ``validate`` found problems); 2 usage
-errors, unusable paths, a held lock, a failed write or a damaged state; 3 the shrink guard
-refused to publish; 130/143 a SIGINT/SIGTERM stopped the command (see
-:mod:`ingest.outputs.stops`: the message says which publish is live).
-"""
+"""Command line: parse options, call the library, turn its errors into one-line messages
+(the exit codes: :data:`EPILOG`)."""
 
 from __future__ import annotations
 
@@ -17,10 +11,10 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from . import SCHEMA_VERSION, __version__
-from .commands import cmd_publish, cmd_repair, cmd_run, cmd_schema, cmd_validate
-from .errors import IngestError
-from .outputs.stops import STOPPING, Stopped, Stops
+from ingest import SCHEMA_VERSION, __version__
+from ingest.commands import cmd_check, cmd_publish, cmd_repair, cmd_run, cmd_schema, cmd_validate
+from ingest.errors import IngestError
+from ingest.publish.signals import STOPPING, Stopped, Stops
 
 EPILOG = """\
 exit codes: 0 run completed (rejects are reported in rejects.jsonl, not fatal);
@@ -47,17 +41,16 @@ examples:
 def entry() -> NoReturn:
     """``ingest`` as a process (the installed command, ``python -m ingest``). SIGTERM and
     SIGINT are ignored outside the command (its own handler answers them within it): one
-    that arrives as the process exits, after the command said how it ended, cannot kill it
-    silently with another exit code than the one the command's line stands for."""
+    arriving as the process exits cannot kill it silently with another exit code than the
+    one the command's last line stands for."""
     for s in STOPPING:
         signal.signal(s, signal.SIG_IGN)
     sys.exit(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
-    args.stops = Stops()  # SIGTERM and SIGINT: see ingest.outputs.stops
+    args = _parser().parse_args(argv)
+    args.stops = Stops()  # SIGTERM and SIGINT
     try:
         with args.stops.installed():
             code: int = args.func(args)
@@ -71,6 +64,49 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ingest: {args.stops.message(signal.SIGINT)}", file=sys.stderr)
         return 130
     return code
+
+
+REPAIR_HELP = """\
+Rebuild the state of the publish in DIR (default: out/) when a run refused it as
+damaged: from the publish's own records (items.jsonl, topics.jsonl) and the pages whose
+bytes still match their sha256. What is whole is kept; the records are not touched; the
+new state is published atomically. Says what it could not keep.
+
+exit codes: 0 the state is whole (it was, or is now, with nothing lost);
+            1 repaired, but something could not be kept (said on stderr);
+            2 cannot repair (not a publish, its records unreadable, output locked).
+"""
+
+CHECK_HELP = """\
+Run the pages of a fixture and compare their records with the ones it expects: a site's
+regression test on its own pages, across upgrades of ingest. FIXTURE holds pages/ (any
+shape ingest run reads), expected/ (items.jsonl, topics.jsonl, rejects.jsonl) and,
+optionally, fixture.json: {"crawled_at": "YYYY-MM-DD"} (the day relative ages are read
+on). Nothing is written but by --update. The difference reads as a review: per record,
+per field, the value expected and the one found, what differs marked [-gone-]{+new+}.
+
+exit codes: 0 the records are the expected ones (or --update wrote them);
+            1 they differ (said on stdout);
+            2 usage error: no fixture there, expected/ unreadable, a link out of it.
+"""
+
+PUBLISH_HELP = """\
+Load the publish in DIR (default: out/) into the database a site reads, in one
+transaction: rows are added, updated and deleted by comparing the database with DIR, so
+readers see the previous publish or this one, a database several runs behind catches up,
+and publishing the same DIR again changes nothing. An older database schema is migrated;
+a newer one, or a database that is not ingest's, is refused (exit 2, nothing written).
+
+--db URL:
+  sqlite:///PATH                     a file (relative: sqlite:///out.sqlite; absolute:
+                                     sqlite:////srv/site/ingest.sqlite)
+  postgresql://USER@HOST:PORT/DB     an existing PostgreSQL database (psycopg 3)
+Without --db: sqlite:/// a file beside DIR named after it, out/ -> ./out.sqlite (never
+inside DIR, which each run replaces).
+
+One publish at a time per database: a publish that finds another one at work says so on
+stderr and waits up to --lock-timeout seconds, then gives up (exit 2, nothing written).
+"""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -173,7 +209,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     v.add_argument("dir", nargs="?", default="out/", metavar="DIR", help="default: out/")
     v.set_defaults(func=cmd_validate)
-    _add_repair(sub)
+    rep = sub.add_parser(
+        "repair",
+        help="rebuild a damaged state/ from the publish's records and pages",
+        description=REPAIR_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rep.add_argument("dir", nargs="?", default="out/", metavar="DIR", help="default: out/")
+    rep.set_defaults(func=cmd_repair)
     s = sub.add_parser(
         "schema",
         help="print or write the JSON Schemas",
@@ -182,31 +225,37 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--write", action="store_true", help="write them into --dir")
     s.add_argument("--dir", default="schemas/", metavar="DIR", help="default: schemas/")
     s.set_defaults(func=cmd_schema)
-    _add_publish(sub)
-    return p
-
-
-REPAIR_HELP = """\
-Rebuild the state of the publish in DIR (default: out/) when a run refused it as
-damaged: from the publish's own records (items.jsonl, topics.jsonl) and the pages whose
-bytes still match their sha256. What is whole is kept; the records are not touched; the
-new state is published atomically. Says what it could not keep.
-
-exit codes: 0 the state is whole (it was, or is now, with nothing lost);
-            1 repaired, but something could not be kept (said on stderr);
-            2 cannot repair (not a publish, its records unreadable, output locked).
-"""
-
-
-def _add_repair(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "repair",
-        help="rebuild a damaged state/ from the publish's records and pages",
-        description=REPAIR_HELP,
+    pub = sub.add_parser(
+        "publish",
+        help="load an output folder into SQLite or PostgreSQL",
+        description=PUBLISH_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("dir", nargs="?", default="out/", metavar="DIR", help="default: out/")
-    p.set_defaults(func=cmd_repair)
+    pub.add_argument("dir", nargs="?", default="out/", metavar="DIR", help="default: out/")
+    pub.add_argument("--db", metavar="URL", help="default: sqlite:///DIR.sqlite beside DIR")
+    pub.add_argument(
+        "--lock-timeout",
+        type=_seconds,
+        default=60,
+        metavar="SECONDS",
+        help="how long to wait for another publish to the same database (default: 60)",
+    )
+    pub.add_argument("--quiet", action="store_true", help="print nothing on success")
+    pub.set_defaults(func=cmd_publish)
+    chk = sub.add_parser(
+        "check",
+        help="compare a fixture's pages with the records it expects",
+        description=CHECK_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    chk.add_argument("fixture", metavar="FIXTURE", help="the fixture folder")
+    chk.add_argument(
+        "--update",
+        action="store_true",
+        help="write expected/ from what the pages give now (after a deliberate change)",
+    )
+    chk.set_defaults(func=cmd_check)
+    return p
 
 
 def _positive(s: str) -> int:
@@ -249,45 +298,6 @@ def _date(s: str) -> dt.date:
 
 
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-
-
-PUBLISH_HELP = """\
-Load the publish in DIR (default: out/) into the database a site reads, in one
-transaction: rows are added, updated and deleted by comparing the database with DIR, so
-readers see the previous publish or this one, a database several runs behind catches up,
-and publishing the same DIR again changes nothing. An older database schema is migrated;
-a newer one, or a database that is not ingest's, is refused (exit 2, nothing written).
-
---db URL:
-  sqlite:///PATH                     a file (relative: sqlite:///out.sqlite; absolute:
-                                     sqlite:////srv/site/ingest.sqlite)
-  postgresql://USER@HOST:PORT/DB     an existing PostgreSQL database (psycopg 3)
-Without --db: sqlite:/// a file beside DIR named after it, out/ -> ./out.sqlite (never
-inside DIR, which each run replaces).
-
-One publish at a time per database: a publish that finds another one at work says so on
-stderr and waits up to --lock-timeout seconds, then gives up (exit 2, nothing written).
-"""
-
-
-def _add_publish(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "publish",
-        help="load an output folder into SQLite or PostgreSQL",
-        description=PUBLISH_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("dir", nargs="?", default="out/", metavar="DIR", help="default: out/")
-    p.add_argument("--db", metavar="URL", help="default: sqlite:///DIR.sqlite beside DIR")
-    p.add_argument(
-        "--lock-timeout",
-        type=_seconds,
-        default=60,
-        metavar="SECONDS",
-        help="how long to wait for another publish to the same database (default: 60)",
-    )
-    p.add_argument("--quiet", action="store_true", help="print nothing on success")
-    p.set_defaults(func=cmd_publish)
 
 
 if __name__ == "__main__":

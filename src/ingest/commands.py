@@ -4,6 +4,7 @@ exit code; the library's errors propagate to :mod:`ingest.cli`, which prints the
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -11,33 +12,29 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import SCHEMA_VERSION
-from .engines.local import Watch
-from .errors import UsageError
-from .job import JobOptions, JobResult, run_job
-from .steps import Step
+from ingest.job import JobOptions, JobResult, Watch, run_job
+from ingest.pipeline.steps import Step
 
 if TYPE_CHECKING:
     from rich.progress import Progress, Task, TaskID
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    opts = JobOptions(
-        paths=args.paths,
-        out=Path(args.out),
-        jobs=args.jobs,
-        engine=args.engine,
-        scheduler=args.scheduler,
-        merge=args.merge,
-        allow_shrink=args.allow_shrink,
-        crawled_at=args.crawled_at,
-        strict=args.strict,
-        full=args.full,
-    )
-    with _watch(quiet=args.quiet, threaded=opts.engine == "dask") as watch:
+    # Every field of JobOptions is an option of `ingest run`, by the same name.
+    given = {f.name: getattr(args, f.name) for f in dataclasses.fields(JobOptions)}
+    opts = JobOptions(**given | {"out": Path(args.out)})
+    with _watch(quiet=args.quiet) as watch:
         result = run_job(opts, watch, args.stops)
     for warning in result.warnings:
         print(f"ingest: warning: {warning}", file=sys.stderr)
+    if result.output is None:
+        if not args.quiet:
+            print(
+                f"ingest: nothing new: the {result.pages} page(s) are byte for byte those of "
+                f"the publish in {str(opts.out)!r} (sequence {result.kept}), which is left "
+                "as it is"
+            )
+        return 0
     if result.refused is not None:
         again = "" if result.strict else "; rerun with --allow-shrink to publish it anyway"
         live = (
@@ -57,41 +54,40 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _watch(*, quiet: bool, threaded: bool) -> Iterator[Watch | None]:
-    """The run's steps on stderr as they go (stdout is the summary's): on a terminal, a
-    list of them kept up to date (:class:`_Shown`); otherwise one line as each ends, for a
-    log or cron's mail; nothing with ``--quiet``."""
+def _watch(*, quiet: bool) -> Iterator[Watch | None]:
+    """The run on stderr as it goes (stdout is the summary's): on a terminal, a row for
+    each phase (:class:`_Shown`); otherwise one line as each phase ends and one with the
+    total, for a log or cron's mail; nothing with ``--quiet``."""
     if quiet:
         yield None
     elif not sys.stderr.isatty():
-        yield Watch(end=_said_done)
+        started = time.perf_counter()
+        yield Watch(phase=_said)
+        _said("done", time.perf_counter() - started, "")
     else:
-        with _Shown(threaded) as shown:
-            yield Watch(end=shown.end, begin=shown.begin, advance=shown.advance)
+        with _Shown() as shown:
+            yield Watch(begin=shown.begin, advance=shown.advance, phase=shown.phase)
 
 
-def _said_done(step: Step, seconds: float) -> None:
-    """One line as a step ends. A reader of stderr gone (a closed pipe) ends the lines, not
-    the run."""
+def _said(name: str, seconds: float, detail: str) -> None:
+    """One line as a phase ends; a reader of stderr gone (a closed pipe) ends the lines,
+    not the run."""
     with suppress(OSError):
-        print(f"ingest: {step.name} done in {seconds:.2f} s", file=sys.stderr, flush=True)
+        what = " ".join(w for w in (_DONE.get(name, name), detail) if w)
+        print(f"ingest: {what} in {seconds:.2f} s", file=sys.stderr, flush=True)
+
+
+_DONE = {"read": "read", "resolve": "resolved", "write": "wrote", "publish": "published"}
 
 
 class _Shown:
-    """The steps on a terminal, drawn by rich: a row for each step from its start, with a
-    bar and a count for a step that counts its records (the parse), a spinner for the
-    others, and its seconds; a finished step stays, ticked, with its time. Drawn by the
-    run's own thread as its work goes (at most every ``EVERY`` seconds): the local engine forks
-    only while its process has one thread (:func:`~ingest.engines.forked.can_fork`), so a
-    drawing thread would run its background steps in turn. The Dask engine forks nothing
-    here: rich's own thread keeps the rows moving while the cluster works (``threaded``)."""
+    """The run's phases on a terminal, drawn by rich (its own thread keeps them moving): a
+    row for each from its start — read with a bar of the files, resolve saying the step at
+    work — and, once done, what it did and its seconds."""
 
-    EVERY = 0.1
-
-    def __init__(self, threaded: bool) -> None:
-        self._rows = _rows(threaded)
-        self._ids: dict[str, tuple[TaskID, int | None]] = {}  # a step's row, its total
-        self._drawn = 0.0
+    def __init__(self) -> None:
+        self._rows = _rows()
+        self._ids: dict[str, TaskID] = {}
 
     def __enter__(self) -> _Shown:
         return self  # drawn from the first step on: a run refused before has nothing shown
@@ -100,33 +96,35 @@ class _Shown:
         if self._ids:
             self._rows.stop()
 
-    def begin(self, step: Step, total: int | None) -> None:
+    def _row(self, phase: str, total: int | None = None) -> TaskID:
         if not self._ids:
             self._rows.start()
-        counted = total if step.progress else None
-        self._ids[step.name] = self._rows.add_task(step.name, total=counted), counted
-        self._draw()
+        if phase not in self._ids:
+            self._ids[phase] = self._rows.add_task(phase, total=total)
+        return self._ids[phase]
+
+    def begin(self, step: Step, total: int | None) -> None:
+        task = self._row(step.phase, total if step.phase == "read" else None)
+        if step.phase != "read":
+            self._rows.update(task, description=f"{step.phase}: {step.name}")
+        if step.name == "assemble":  # the last step: the writing begins after it
+            self._row("write")
 
     def advance(self, step: Step, done: int) -> None:
         if done:
-            self._rows.advance(self._ids[step.name][0], done)
-        if time.monotonic() - self._drawn >= self.EVERY:
-            self._draw()
+            self._rows.advance(self._row(step.phase), done)
 
-    def end(self, step: Step, seconds: float) -> None:
-        task, total = self._ids[step.name]
-        self._rows.update(task, completed=total or 0, seconds=seconds)
+    def phase(self, name: str, seconds: float, detail: str) -> None:
+        task = self._row(name)
+        total = self._rows.tasks[self._ids[name]].total
+        self._rows.update(task, description=f"{name} {detail}".strip(), completed=total or 0)
+        self._rows.update(task, seconds=seconds)
         self._rows.stop_task(task)
-        self._draw()
-
-    def _draw(self) -> None:
-        self._rows.refresh()
-        self._drawn = time.monotonic()
+        if name == "write":
+            self._row("publish")
 
 
-def _rows(threaded: bool) -> Progress:
-    """rich's progress display on stderr, as :class:`_Shown` fills it; drawn by a thread of
-    its own only when ``threaded``. It leaves stdout and stderr as they are."""
+def _rows() -> Progress:
     from rich.console import Console, RenderableType
     from rich.progress import BarColumn, MofNCompleteColumn, ProgressColumn, SpinnerColumn
     from rich.progress import Progress as Rows
@@ -150,11 +148,10 @@ def _rows(threaded: bool) -> Progress:
     return Rows(
         Column(lambda t: Text("✓", "progress.spinner") if done(t) else spinner.render(t)),
         Column(lambda t: Text(t.description)),
-        Column(lambda t: Text() if t.total is None else bar.render(t)),
-        Column(lambda t: Text() if t.total is None else count.render(t)),
+        Column(lambda t: Text() if t.total is None or done(t) else bar.render(t)),
+        Column(lambda t: Text() if t.total is None or done(t) else count.render(t)),
         Column(seconds),
         console=Console(stderr=True),
-        auto_refresh=threaded,
         redirect_stdout=False,
         redirect_stderr=False,
     )
@@ -164,8 +161,9 @@ def _summary(result: JobResult, out_dir: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    t = result.output.report.totals
-    c = result.output.report.changes.items
+    assert result.output is not None
+    r = result.output.report
+    t, c, run_warnings = r.totals, r.changes.items, len(r.warnings)
     table = Table(title=f"ingest → {out_dir}", show_header=False)
     rows = [
         ("files", t.files),
@@ -176,7 +174,7 @@ def _summary(result: JobResult, out_dir: Path) -> None:
         ("merges", t.merges),
         ("near-duplicate merges", t.near_duplicate_merges),
         ("rejects", t.rejects),
-        ("warnings", t.warnings),
+        ("warnings of the files / of the run", f"{t.warnings - run_warnings} / {run_warnings}"),
         (
             "items added / changed / removed / merged",
             f"{c.added} / {c.changed} / {c.removed} / {c.merged}",
@@ -188,36 +186,47 @@ def _summary(result: JobResult, out_dir: Path) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .schema import validate_dir  # pydantic and jsonschema: not loaded by a run
+    from ingest.schema import validate_dir  # pydantic and jsonschema: not loaded by a run
 
     folder = Path(args.dir)
-    if not folder.is_dir():
-        raise UsageError(f"{args.dir!r} is not a folder")
-    problems = validate_dir(folder)
+    declared, problems = validate_dir(folder)
     for p in problems:
         print(p)
     if problems:
         print(f"ingest: {len(problems)} problem(s) in {folder}", file=sys.stderr)
         return 1
-    print(f"{folder}: valid (schema {SCHEMA_VERSION})")
+    print(f"{folder}: valid (schema {declared})")
     return 0
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
-    from .outputs.repair import repair
+    from ingest.repair import repair
 
     done = repair(Path(args.dir), args.stops)
     if done.damage is None:
-        print(f"{args.dir}: the state is whole; nothing to repair")
+        print(f"{args.dir}: the publish is whole; nothing to repair")
         return 0
-    print(f"ingest: repaired the state of {args.dir!r} ({done.damage}): {'; '.join(done.done)}")
+    print(f"ingest: repaired the publish in {args.dir!r} ({done.damage}): {'; '.join(done.done)}")
     for line in done.lost:
         print(f"ingest: repair could not keep {line}", file=sys.stderr)
     return 1 if done.lost else 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from ingest.check import check
+
+    folder = Path(args.fixture)
+    diff = check(folder, update=args.update)
+    if args.update:
+        changed = sum(diff.counts.values())
+        print(f"ingest: wrote {folder / 'expected'}: {changed} record(s) changed")
+        return 0
+    print(diff.text())
+    return 0 if diff.equal else 1
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
-    from .schema import schemas, write_schemas
+    from ingest.schema import schemas, write_schemas
 
     if not args.write:
         for name, data in schemas().items():
@@ -230,12 +239,12 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from .outputs.database import DatabaseWriter, default_url
-    from .outputs.published import open_publish
+    from ingest.database import DatabaseWriter, default_url
+    from ingest.reader import open_published
 
     folder = Path(args.dir)
     writer = DatabaseWriter(args.db or default_url(folder), args.lock_timeout, say=_say)
-    with open_publish(folder) as pub:
+    with open_published(folder) as pub:
         outcome = writer.write(pub)
     for warning in outcome.warnings:
         _say(f"warning: {warning}")

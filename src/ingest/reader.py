@@ -1,53 +1,40 @@
-"""A publish read back as typed records, for a site's own Python code: :func:`read_publish`.
-
-``read_publish("out")`` gives the publish in ``out/`` as a :class:`Publish`: its items,
-topics, changes and rejects (lists of the records of :mod:`ingest.records.output`), its
-report, and look-ups by id and slug (a topic's items in rank order).
-
-- **One publish.** The folder is opened once and its five files through that handle, so a
-  run that swaps the folder meanwhile cannot hand over files of two publishes: all of them
-  come from the folder as it was when it was opened (or, when a file of it is already
-  gone, the read is tried again on the folder now in place).
-- **Forward compatible.** Records are read with subclasses of the output records that
-  ignore a field they do not know: a publish of a later minor schema (a field added) is
-  read, not refused. A publish of a later *major* schema is refused.
-- **Light.** This module imports the records (msgspec) and the standard library only: no
-  language model, database driver or page template is loaded by ``import ingest``.
-
-Errors are :class:`~ingest.errors.ReadError`, one line naming the file and line.
-"""
+"""A publish read back as typed records, for a site's own Python code: :func:`read_publish`
+gives a :class:`Publish` (items, topics, changes, rejects, report; look-ups by id and slug).
+Its files come from one opening of the folder, so never from two publishes; a field it does
+not know is ignored (a later minor schema is read, a later major one refused); errors are
+one-line :class:`~ingest.errors.ReadError`. Light: msgspec and the standard library only."""
 
 from __future__ import annotations
 
+import hashlib
 import operator
 import os
+import re
 import types
 import typing
-from collections.abc import Iterator
-from contextlib import ExitStack, suppress
+from collections.abc import Container, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import reduce
 from pathlib import Path
-from typing import IO, Annotated, Any, TypeVar, cast
+from typing import Annotated, Any, BinaryIO, TypeVar, cast
 
 import msgspec
 
-from . import SCHEMA_VERSION
-from .errors import ReadError
-from .records.output import Change, Item, Out, Reject, Report, Topic
+from ingest import SCHEMA_VERSION
+from ingest.contract import Change, Item, Out, Reject, Report, RunInfo, Topic
+from ingest.errors import ReadError, UsageError
+from ingest.publish.door import Marker, Opened, check_stream, reading
+from ingest.records import RunOutput
 
 __all__ = ["Change", "Item", "Publish", "PublishedTopic", "Reject", "Report", "Topic"]
 __all__ += ["read_publish"]
 
 R = TypeVar("R", bound=Out)
-_TRIES = 3
-#: The files of a publish this reader reads; the marker (``.ingest``) is read if present.
-ITEMS, TOPICS, CHANGES, REJECTS, REPORT = (
-    "items.jsonl",
-    "topics.jsonl",
-    "changes.jsonl",
-    "rejects.jsonl",
-    "report.json",
+S = TypeVar("S", bound=msgspec.Struct)
+#: The files of a publish this reader reads, in name order; the marker is read if present.
+FILES = CHANGES, ITEMS, REJECTS, REPORT, TOPICS = tuple(
+    "changes.jsonl items.jsonl rejects.jsonl report.json topics.jsonl".split()
 )
 MARKER = ".ingest"
 
@@ -104,56 +91,22 @@ class Publish:
 
 
 def read_publish(path: str | os.PathLike[str]) -> Publish:
-    """The publish in the folder ``path`` (an ``--out`` folder of ``ingest run``)."""
-    folder, gone = Path(path), ""
-    for _ in range(_TRIES):
-        try:
-            data = _read_files(folder)
-        except FileNotFoundError as e:
-            gone = e.filename
-            continue  # swapped by a run between our opens: the folder now in place is whole
-        return _parse(folder, data)
-    raise ReadError(f"{folder / gone}: missing (not a publish of ingest run?)")
+    """The publish in the folder ``path`` (an ``--out`` folder of ``ingest run``), opened
+    through the one door (:mod:`ingest.publish.door`): every file whole, or
+    :class:`~ingest.errors.ReadError` naming what is not."""
+    folder = Path(path)
 
-
-def _read_files(folder: Path) -> dict[str, bytes]:
-    """The publish's files, all opened through one handle on the folder before any is read."""
-    try:
-        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise ReadError(f"{folder}: no such folder") from None
-    except OSError as e:
-        raise ReadError(f"{folder}: not a readable folder ({e.strerror})") from None
-    try:
-        with ExitStack() as stack:
-            handles = {
-                name: stack.enter_context(_open_in(dir_fd, name))
-                for name in (REPORT, ITEMS, TOPICS, CHANGES, REJECTS)
-            }
-            with suppress(FileNotFoundError):  # a publish of schema 1.0 has no marker
-                handles[MARKER] = stack.enter_context(_open_in(dir_fd, MARKER))
-            return {name: f.read() for name, f in handles.items()}
-    except (IsADirectoryError, PermissionError) as e:
-        raise ReadError(f"{folder / str(e.filename)}: cannot read ({e.strerror})") from None
-    finally:
-        os.close(dir_fd)
-
-
-def _open_in(dir_fd: int, name: str) -> IO[bytes]:
-    def opener(path: str, flags: int) -> int:
-        return os.open(path, flags | os.O_CLOEXEC, dir_fd=dir_fd)
+    def read(opened: Opened) -> tuple[Marker | None, dict[str, bytes]]:
+        return opened.marker, {n: opened.read(n) for n in (REPORT, ITEMS, TOPICS, CHANGES, REJECTS)}
 
     try:
-        return open(name, "rb", opener=opener)
-    except OSError as e:
-        e.filename = name
-        raise
-
-
-def _parse(folder: Path, data: dict[str, bytes]) -> Publish:
-    if MARKER in data:
-        _check_version(folder / MARKER, data[MARKER])
-    _check_version(folder / REPORT, data[REPORT])
+        marker, data = reading(folder, read)
+    except UsageError as e:
+        raise ReadError(str(e)) from None
+    if marker is not None:
+        _check_version(folder / MARKER, marker.schema_version)
+    report = folder / REPORT
+    _check_version(report, _decode(report, 1, data[REPORT], _Versioned).schema_version)
     items = _lines(folder / ITEMS, data[ITEMS], _ITEM)
     topics = _lines(folder / TOPICS, data[TOPICS], _TOPIC)
     return Publish(
@@ -162,7 +115,7 @@ def _parse(folder: Path, data: dict[str, bytes]) -> Publish:
         topics=topics,
         changes=_lines(folder / CHANGES, data[CHANGES], _CHANGE),
         rejects=_lines(folder / REJECTS, data[REJECTS], _REJECT),
-        report=_decode(folder / REPORT, 1, data[REPORT], _REPORT),
+        report=_decode(report, 1, data[REPORT], _REPORT),
         _by_id={i.id: i for i in items},
         _by_slug={t.slug: t for t in topics},
     )
@@ -174,29 +127,23 @@ class _Versioned(msgspec.Struct):
     schema_version: str
 
 
-def _check_version(path: Path, data: bytes) -> None:
+def _check_version(path: Path, version: str, error: type[Exception] = ReadError) -> None:
     """Refuse a publish of a later major schema; a later minor one is read."""
-    head = _decode(path, 1, data, _Versioned)
-    ours, theirs = int(SCHEMA_VERSION.split(".")[0]), _major(head.schema_version)
-    if theirs is None:
-        raise ReadError(f"{path}: schema_version {head.schema_version!r} is not a version")
-    if theirs > ours:
-        raise ReadError(
-            f"{path}: schema {head.schema_version} is newer than this ingest reads "
+    ours, theirs = int(SCHEMA_VERSION.split(".")[0]), version.split(".")[0]
+    if not theirs.isdigit():
+        raise error(f"{path}: schema_version {version!r} is not a version")
+    if int(theirs) > ours:
+        raise error(
+            f"{path}: schema {version} is newer than this ingest reads "
             f"({ours}.x, ingest schema {SCHEMA_VERSION}): upgrade ingest"
         )
-
-
-def _major(version: str) -> int | None:
-    head = version.split(".")[0]
-    return int(head) if head.isdigit() else None
 
 
 def _lines(path: Path, data: bytes, kind: type[R]) -> list[R]:
     """Every line of a JSON Lines file as a record; a bad line is named by its number."""
     try:
         return msgspec.json.Decoder(kind).decode_lines(data)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         pass  # find the line, and say what is wrong with it
     for n, line in enumerate(data.splitlines(), 1):
         _decode(path, n, line, kind)
@@ -206,28 +153,30 @@ def _lines(path: Path, data: bytes, kind: type[R]) -> list[R]:
 def _decode(path: Path, line: int, data: bytes, kind: type[Any]) -> Any:
     try:
         return msgspec.json.decode(data, type=kind)
+    except RecursionError:
+        raise ReadError(f"{path}: line {line}: JSON nested too deep") from None
     except msgspec.DecodeError as e:
         msg, _, at = str(e).partition(" - at `$")
         where = at.rstrip("`")
         raise ReadError(f"{path}: line {line}: {msg}{f' (at {where})' if where else ''}") from None
 
 
-# --------------------------------------------------------------------------- lenient records
+_LENIENT: dict[type, type] = {}
 
 
-def _lenient(record: type[R], made: dict[type, type]) -> type[R]:
+def _lenient(record: type[R]) -> type[R]:
     """A subclass of ``record`` that ignores unknown fields, its nested records likewise."""
-    if record not in made:
+    if record not in _LENIENT:
         fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
         for f in msgspec.structs.fields(record):
-            kind = _swap(f.type, made)
+            kind = _swap(f.type)
             if f.default_factory is not msgspec.NODEFAULT:
                 fields.append((f.name, kind, msgspec.field(default_factory=f.default_factory)))
             elif f.default is not msgspec.NODEFAULT:
                 fields.append((f.name, kind, f.default))
             else:
                 fields.append((f.name, kind))
-        made[record] = msgspec.defstruct(
+        _LENIENT[record] = msgspec.defstruct(
             record.__name__,
             fields,
             bases=(record,),
@@ -235,29 +184,172 @@ def _lenient(record: type[R], made: dict[type, type]) -> type[R]:
             frozen=True,
             forbid_unknown_fields=False,
         )
-    return cast(type[R], made[record])
+    return cast(type[R], _LENIENT[record])
 
 
-def _swap(kind: Any, made: dict[type, type]) -> Any:
+def _swap(kind: Any) -> Any:
     """``kind`` with every output record in it replaced by its lenient subclass."""
     if isinstance(kind, type) and issubclass(kind, Out):
-        return _lenient(kind, made)
+        return _lenient(kind)
     origin, args = typing.get_origin(kind), typing.get_args(kind)
     if origin is Annotated:
-        return Annotated[(_swap(args[0], made), *kind.__metadata__)]
+        return Annotated[(_swap(args[0]), *kind.__metadata__)]
     if origin in (types.UnionType, typing.Union):
-        return reduce(operator.or_, (_swap(a, made) for a in args))
+        return reduce(operator.or_, map(_swap, args))
     if origin in (list, dict, tuple):
-        return origin[tuple(_swap(a, made) for a in args)]
+        return origin[tuple(map(_swap, args))]
     return kind  # str, int, a date, a Literal vocabulary, None
 
 
-def _lenient_records() -> Iterator[type[Out]]:
-    made: dict[type, type] = {}
-    return (_lenient(r, made) for r in (Item, Topic, Change, Reject, Report))
+_ITEM, _TOPIC, _CHANGE = _lenient(Item), _lenient(Topic), _lenient(Change)
+_REJECT, _REPORT = _lenient(Reject), _lenient(Report)
 
 
-_ITEM, _TOPIC, _CHANGE, _REJECT, _REPORT = cast(
-    tuple[type[Item], type[Topic], type[Change], type[Reject], type[Report]],
-    tuple(_lenient_records()),
-)
+class ReportHead(msgspec.Struct, frozen=True):
+    """What a publish keeps of ``report.json``: its versions and what the run built on."""
+
+    schema_version: str
+    ingest_version: str
+    run: RunInfo
+
+
+class Published:
+    """A publish opened through the door, its five files open and checked whole, read in
+    passes a line at a time (``ingest publish``: memory does not grow with the folder). A
+    file written in place since (the same inode, another size or time) is refused."""
+
+    def __init__(self, opened: Opened, handles: dict[str, BinaryIO]) -> None:
+        self.opened, self.folder, self._handles = opened, opened.folder, handles
+        self._seen = {name: _version(f) for name, f in handles.items()}
+
+    def _file(self, name: str) -> BinaryIO:
+        f = self._handles[name]
+        if _version(f) != self._seen[name]:
+            raise UsageError(f"{self.folder / name}: changed while it was being read")
+        f.seek(0)
+        return f
+
+    def lines(self, name: str) -> Iterator[tuple[int, bytes]]:
+        """(line number from 1, the line without its newline), one at a time."""
+        for n, raw in enumerate(self._file(name), 1):
+            yield n, raw[:-1] if raw.endswith(b"\n") else raw
+        self._file(name)  # still as it was: what was read is one version of the file
+
+    def records(
+        self, name: str, model: type[S], only: Container[int] | None = None
+    ) -> Iterator[tuple[int, bytes, S]]:
+        """(line number, line, its record) for each line (or those numbered in ``only``)."""
+        for n, line in self.lines(name):
+            if only is None or n in only:
+                yield n, line, _strict(self.folder / name, n, line, model)
+
+    def head(self) -> ReportHead:
+        """``report.json``'s versions and ``run``, read as a stream of JSON events: its other
+        members (tens of megabytes) pass by without being built."""
+        import ijson
+
+        path = self.folder / REPORT
+        try:
+            found, keys = _head(ijson.basic_parse(self._file(REPORT), use_float=True))
+        except ijson.JSONError as e:
+            raise UsageError(f"{path}: not JSON ({' '.join(str(e).split())})") from None
+        missing = [k for k in Report.__struct_fields__ if k not in keys]
+        if missing:
+            raise UsageError(f"{path}: not a report of ingest run (no {', '.join(missing)})")
+        try:
+            return msgspec.convert(found, ReportHead)
+        except msgspec.ValidationError as e:
+            raise UsageError(f"{path}: not a report of ingest run: {_where(e)}") from None
+
+    def digest(self) -> str:
+        """sha256 of the files' ``sha256sum`` lines, in name order (in the folder:
+        ``sha256sum changes.jsonl items.jsonl rejects.jsonl report.json topics.jsonl |
+        sha256sum``)."""
+        lines = "".join(
+            f"{hashlib.file_digest(self._file(n), 'sha256').hexdigest()}  {n}\n"  # type: ignore[arg-type]
+            for n in FILES
+        )
+        return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def _version(f: BinaryIO) -> tuple[int, int, int]:
+    st = os.fstat(f.fileno())
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def load_publish(folder: Path) -> RunOutput:
+    """The whole publish in ``folder`` as the records a run makes (strict: a field of
+    another schema is an error), in memory — for tools and tests."""
+    with open_published(folder) as pub:
+        report = _strict(folder / REPORT, 1, pub._file(REPORT).read(), Report)
+        return RunOutput(
+            items=[r for _, _, r in pub.records(ITEMS, Item)],
+            topics=[r for _, _, r in pub.records(TOPICS, Topic)],
+            rejects=[r for _, _, r in pub.records(REJECTS, Reject)],
+            report=report,
+            changes=[r for _, _, r in pub.records(CHANGES, Change)],
+        )
+
+
+def _head(events: Iterator[tuple[str, Any]]) -> tuple[dict[str, Any], set[str]]:
+    """The members of the top-level object that :class:`ReportHead` has, built; and every
+    member's name. Events of the other members pass by without being kept."""
+    from ijson.common import JSONError, ObjectBuilder
+
+    found: dict[str, Any] = {}
+    keys: set[str] = set()
+    depth, key, builder = 0, "", None
+    for event, value in events:
+        if depth == 1 and event == "map_key":
+            key = value
+            keys.add(key)
+            builder = ObjectBuilder() if key in ReportHead.__struct_fields__ else None
+            continue
+        if depth == 0 and event != "start_map":
+            raise JSONError("the top level is not an object")
+        if builder is not None:
+            builder.event(event, value)
+        depth += event in ("start_map", "start_array")
+        depth -= event in ("end_map", "end_array")
+        if depth == 1 and builder is not None:
+            found[key], builder = builder.value, None
+    return found, keys
+
+
+@contextmanager
+def open_published(folder: Path) -> Iterator[Published]:
+    """The publish in ``folder`` for reading in passes, its files open and checked whole."""
+    with ExitStack() as stack:
+
+        def handles(opened: Opened) -> tuple[Opened, dict[str, BinaryIO]]:
+            found = {n: stack.enter_context(opened.open(n)) for n in FILES}
+            for name, fh in found.items():
+                listed = opened.files.get(name)
+                if listed is not None:
+                    check_stream(opened.folder, name, fh, listed)
+            return opened, found
+
+        opened, found = reading(folder, handles)
+        if opened.marker is not None:
+            _check_version(folder / MARKER, opened.marker.schema_version, UsageError)
+        published = Published(opened, found)
+        _check_version(folder / REPORT, published.head().schema_version, UsageError)
+        yield published
+
+
+def _strict(path: Path, line: int, data: bytes, model: type[S]) -> S:
+    try:
+        return msgspec.json.decode(data, type=model)
+    except RecursionError:
+        raise UsageError(f"{path}: line {line}: JSON nested too deep") from None
+    except msgspec.DecodeError as e:
+        raise UsageError(
+            f"{path}: line {line}: not a record of ingest schema {SCHEMA_VERSION}: {_where(e)}"
+        ) from None
+
+
+def _where(e: msgspec.MsgspecError) -> str:
+    """msgspec's message with its path as ours: ``$.sources[0].file`` → ``sources/0/file``."""
+    msg, _, at = str(e).partition(" - at `$")
+    where = re.sub(r"\[(\d+)\]", r"/\1", at.rstrip("`").replace(".", "/")).strip("/")
+    return f"{where or '(record)'}: {msg}"

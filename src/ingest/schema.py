@@ -1,9 +1,5 @@
-"""Schemas: generate the JSON Schemas of the output from its records; validate a folder.
-
-The records are msgspec Structs (:mod:`.records.output`); their schemas are written by
-pydantic, from a model made of each record (same name, docstring, fields, constraints and
-descriptions), in the form ``schemas/`` has had since the first release.
-"""
+"""Schemas: the JSON Schemas of the output, written by pydantic from a model made of each
+msgspec record (in the form ``schemas/`` has had since the first release); a folder validated."""
 
 from __future__ import annotations
 
@@ -18,18 +14,15 @@ import msgspec
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .errors import UsageError
-from .outputs.atomic import KEEP_FILES, atomic_write_bytes
-from .outputs.published import read_consistent
-from .records.output import Change, Item, Out, Reject, Report, Topic
-from .records.run import FILES, PAGE
+from ingest import SCHEMA_VERSION
+from ingest.contract import Change, Item, Out, Reject, Report, Topic
+from ingest.errors import UsageError
+from ingest.publish.door import KEEP, Opened, reading
+from ingest.publish.folder import atomic_write_bytes
+from ingest.records import FILES, PAGE
 
 SCHEMA_NAMES: dict[str, type[Out]] = {
-    "item": Item,
-    "topic": Topic,
-    "reject": Reject,
-    "change": Change,
-    "report": Report,
+    r.__name__.lower(): r for r in (Item, Topic, Reject, Change, Report)
 }
 #: What a field's ``msgspec.Meta`` says that the schemas carry.
 _META = ("ge", "le", "gt", "lt", "pattern", "min_length", "max_length", "description")
@@ -37,8 +30,7 @@ _META = ("ge", "le", "gt", "lt", "pattern", "min_length", "max_length", "descrip
 
 @cache
 def model_of(record: type[Out]) -> type[BaseModel]:
-    """The pydantic model of a record type (for its JSON Schema): fields, defaults,
-    constraints, descriptions and docstring as the record has them; unknown fields refused."""
+    """The pydantic model of a record type (for its JSON Schema), unknown fields refused."""
     fields: dict[str, Any] = {}
     for f in msgspec.structs.fields(record):
         kind, meta = _split(f.type)
@@ -50,7 +42,7 @@ def model_of(record: type[Out]) -> type[BaseModel]:
         fields[f.name] = (_pydantic_type(kind), Field(**meta, **extra))
     return create_model(
         record.__name__,
-        __config__=ConfigDict(extra="forbid", frozen=True),
+        __config__=ConfigDict(extra="forbid", frozen=True, regex_engine="python-re"),
         __doc__=record.__doc__,
         **fields,
     )
@@ -66,8 +58,7 @@ def _split(kind: Any) -> tuple[Any, dict[str, Any]]:
 
 
 def _pydantic_type(kind: Any) -> Any:
-    """A record field's type with each record in it replaced by its model and each
-    ``Meta`` by the ``Field`` that says the same."""
+    """A field's type, each record in it replaced by its model and each ``Meta`` by a ``Field``."""
     if isinstance(kind, type) and issubclass(kind, Out):
         return model_of(kind)
     origin, args = get_origin(kind), get_args(kind)
@@ -93,29 +84,47 @@ def schemas() -> dict[str, bytes]:
     return out
 
 
-def validate_dir(folder: Path) -> list[str]:
-    """Check a folder written by ``ingest run``: schemas, order, references, accounting —
-    of one publish, even while a run replaces the folder (see ``read_consistent``)."""
+def validate_dir(folder: Path) -> tuple[str, list[str]]:
+    """The schema version a publish declares, and the problems found in it (schemas, order,
+    references, accounting); opened through the one door: every file there and whole."""
     problems: list[str] = []
     docs: dict[str, list[dict[str, Any]]] = {}
-    found = read_consistent(folder, [*FILES, PAGE])
+
+    def read(opened: Opened) -> tuple[dict[str, bytes], str, bool]:
+        found = {name: opened.read(name) for name in FILES}
+        declared = opened.marker.schema_version if opened.marker else ""
+        return found, declared, not opened.legacy and PAGE not in opened.files
+
+    found, marked, no_page = reading(folder, read, check=True)
+    if no_page:
+        problems.append(f"{folder / PAGE}: missing")
+    declared = _declared(found["report.json"])
+    for version in {marked or declared, declared}:
+        if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+            raise UsageError(
+                f"{str(folder)!r} declares schema {version or '(none)'}; this ingest "
+                f"validates schema {SCHEMA_VERSION.split('.')[0]}.x ({SCHEMA_VERSION})"
+            )
     for fname, record in FILES.items():
         path, data = folder / fname, found[fname]
-        if data is None:
-            problems.append(f"{path}: missing")
-            continue
-        schema = model_of(record).model_json_schema(mode="serialization")
-        validator = Draft202012Validator(schema)
+        validator = Draft202012Validator(model_of(record).model_json_schema(mode="serialization"))
         docs[fname] = list(_records(path, data, problems))
         for n, doc in enumerate(docs[fname], 1):
             for err in validator.iter_errors(doc):
                 loc = "/".join(str(p) for p in err.absolute_path) or "(record)"
                 problems.append(f"{path}: record {n}: {loc}: {err.message}")
-    if found[PAGE] is None:
-        problems.append(f"{folder / PAGE}: missing")
     if not problems:
         problems.extend(_cross_checks(folder, docs))
-    return problems
+    return declared, problems
+
+
+def _declared(report: bytes) -> str:
+    try:
+        doc = json.loads(report)
+    except (ValueError, RecursionError):
+        return ""
+    version = doc.get("schema_version") if isinstance(doc, dict) else None
+    return version if isinstance(version, str) else ""
 
 
 def _records(path: Path, data: bytes, problems: list[str]) -> Iterator[dict[str, Any]]:
@@ -130,36 +139,32 @@ def _records(path: Path, data: bytes, problems: list[str]) -> Iterator[dict[str,
             yield json.loads(chunk)
         except json.JSONDecodeError as e:
             problems.append(f"{path}: line {n}: not JSON: {e.msg}")
+        except RecursionError:
+            problems.append(f"{path}: line {n}: JSON nested too deep")
+        except ValueError as e:  # a number of more digits than Python converts
+            problems.append(f"{path}: line {n}: {str(e).split(';')[0]}")
 
 
 def _cross_checks(folder: Path, docs: dict[str, list[dict[str, Any]]]) -> list[str]:
     items, topics = docs["items.jsonl"], docs["topics.jsonl"]
-    report = docs["report.json"][0]
-    ids = [i["id"] for i in items]
     problems = []
-    if ids != sorted(set(ids)):
-        problems.append(f"{folder}/items.jsonl: ids not unique and sorted")
-    slugs = [t["slug"] for t in topics]
-    if slugs != sorted(set(slugs)):
-        problems.append(f"{folder}/topics.jsonl: slugs not unique and sorted")
-    known = set(ids)
+    for name, key in (("items.jsonl", "id"), ("topics.jsonl", "slug")):
+        keys = [d[key] for d in docs[name]]
+        if keys != sorted(set(keys)):
+            problems.append(f"{folder}/{name}: {key}s not unique and sorted")
+    known = {i["id"] for i in items}
     for i in items:
-        problems += [
-            f"item {i['id']}: related id {r} not in items.jsonl"
-            for r in i["related"]
-            if r not in known
-        ]
+        bad = [r for r in i["related"] if r not in known]
+        problems += [f"item {i['id']}: related id {r} not in items.jsonl" for r in bad]
     for t in topics:
-        problems += [
-            f"topic {t['slug']}: item {r} not in items.jsonl" for r in t["items"] if r not in known
-        ]
-    totals = report["totals"]
-    merged = sum(len(i["sources"]) for i in items)
+        bad = [r for r in t["items"] if r not in known]
+        problems += [f"topic {t['slug']}: item {r} not in items.jsonl" for r in bad]
+    totals = docs["report.json"][0]["totals"]
     expect = {
         "items": len(items),
         "topics": len(topics),
         "rejects": len(docs["rejects.jsonl"]),
-        "listings_merged": merged,
+        "listings_merged": sum(len(i["sources"]) for i in items),
     }
     for k, v in expect.items():
         if totals[k] != v:
@@ -170,11 +175,8 @@ def _cross_checks(folder: Path, docs: dict[str, list[dict[str, Any]]]) -> list[s
 
 
 def write_schemas(folder: Path) -> list[Path]:
-    """Write the schemas into ``folder``, replacing only schema files ingest wrote there.
-
-    The folder may be new, empty, or hold ingest's schema files (each with its own
-    ``$id``); anything else in it is refused before a file is written.
-    """
+    """Write the schemas into ``folder``: new, empty, or holding only schema files ingest
+    wrote (each with its own ``$id``); anything else is refused before a file is written."""
     generated = schemas()
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"--dir {str(folder)!r} exists and is not a folder")
@@ -197,7 +199,7 @@ def write_schemas(folder: Path) -> list[Path]:
 
 def _ours(path: Path, generated: dict[str, bytes]) -> bool:
     """A schema file ingest wrote (its name and its ``$id`` agree), or a git keep file."""
-    if path.name in KEEP_FILES and path.is_file():
+    if path.name in KEEP and path.is_file():
         return True
     if path.name not in generated or path.is_symlink() or not path.is_file():
         return False

@@ -1,10 +1,9 @@
 """Decode: a file's bytes into text, or a reason not to; and where offsets fall in the bytes.
 
-Decoding never guesses silently: a BOM decides; otherwise strict UTF-8; otherwise an
-allow-listed GB18030 decoding that must look like real Chinese; a UTF-8 file with a few
-invalid bytes (or cut inside its last character) is decoded with ``surrogateescape`` so
-only the listings holding them are rejected later. Everything else is refused with a
-reason code. Nothing is ever decoded with ``errors="replace"`` or ``"ignore"``.
+Never guessed silently: a BOM decides; else strict UTF-8; else allow-listed GB18030 that
+must look like real Chinese; a UTF-8 file with a few invalid bytes (or cut inside its last
+character) keeps them as ``surrogateescape`` so only the listings holding them are rejected.
+Everything else is refused with a reason code; never ``errors="replace"`` or ``"ignore"``.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import codecs
 import re
 from dataclasses import dataclass
 
-from ..normalize.text import han_only
+from ingest.normalize.text import han_only
 
 #: Below this many Han characters a clean GB18030 decoding is not trusted (A4).
 MIN_GB18030_HAN = 16
@@ -22,16 +21,10 @@ MIN_GB18030_HAN = 16
 ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 
 _MAGIC = {
-    b"\x89PNG": "PNG image",
-    b"%PDF": "PDF document",
-    b"\x1f\x8b": "gzip archive",
-    b"PK\x03\x04": "zip archive",
-    b"\xff\xd8\xff": "JPEG image",
-    b"GIF8": "GIF image",
-    b"BZh": "bzip2 archive",
-    b"\xfd7zXZ": "xz archive",
-    b"\x7fELF": "ELF binary",
-}
+    b"\x89PNG": "PNG image", b"%PDF": "PDF document", b"\x1f\x8b": "gzip archive",
+    b"PK\x03\x04": "zip archive", b"\xff\xd8\xff": "JPEG image", b"GIF8": "GIF image",
+    b"BZh": "bzip2 archive", b"\xfd7zXZ": "xz archive", b"\x7fELF": "ELF binary",
+}  # fmt: skip
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le", "utf-32"),
     (codecs.BOM_UTF32_BE, "utf-32-be", "utf-32"),
@@ -55,10 +48,13 @@ class Decoded:
     cut_tail: int = 0  # of which: an incomplete character at the very end (a cut file)
 
 
+def _refused(reason: str, message: str, bom_len: int = 0, encoding: str | None = None) -> Decoded:
+    return Decoded(None, encoding, None, bom_len, reason, message)
+
+
 def decode(data: bytes) -> Decoded:
-    """Decode a file's bytes; see the module docstring for the rules."""
     if not data:
-        return Decoded(None, None, None, 0, "EMPTY_INPUT", "the file is empty (0 bytes)")
+        return _refused("EMPTY_INPUT", "the file is empty (0 bytes)")
     for bom, name, codec in _BOMS:
         if data.startswith(bom):
             if name == "utf-8":
@@ -66,33 +62,20 @@ def decode(data: bytes) -> Decoded:
             return _decode_bom(data, bom, name, codec)
     for magic, what in _MAGIC.items():
         if data.startswith(magic):
-            return Decoded(None, None, None, 0, "BINARY_CONTENT", f"looks like a {what}")
+            return _refused("BINARY_CONTENT", f"looks like a {what}")
     nuls = data.count(0) if 0 in data else 0  # a find stops at the first; a count reads all
     if nuls and nuls * 100 >= len(data):
-        return Decoded(
-            None,
-            None,
-            None,
-            0,
-            "BINARY_CONTENT",
-            f"{nuls} NUL bytes in {len(data)}: binary, or UTF-16 without a BOM",
-        )
+        why = f"{nuls} NUL bytes in {len(data)}: binary, or UTF-16 without a BOM"
+        return _refused("BINARY_CONTENT", why)
     return _decode_utf8(data, 0, "utf-8")
 
 
 def _decode_bom(data: bytes, bom: bytes, name: str, codec: str) -> Decoded:
-    body = data[len(bom) :]
     try:
-        text = body.decode(name)
+        text = data[len(bom) :].decode(name)
     except UnicodeDecodeError as e:
-        return Decoded(
-            None,
-            name,
-            None,
-            len(bom),
-            "ENCODING_UNDECODABLE",
-            f"{name} BOM but invalid {name} at byte {e.start + len(bom)} ({e.reason})",
-        )
+        why = f"{name} BOM but invalid {name} at byte {e.start + len(bom)} ({e.reason})"
+        return _refused("ENCODING_UNDECODABLE", why, len(bom), name)
     return Decoded(text, codec if codec != "utf-16" else name, name, len(bom))
 
 
@@ -108,9 +91,8 @@ def _decode_utf8(data: bytes, bom_len: int, encoding: str) -> Decoded:
     if first_bad - bom_len >= len(body) - cut:  # the only damage: it ends inside a character
         text = body.decode("utf-8", errors="surrogateescape")
         return Decoded(text, encoding, "utf-8", bom_len, invalid_bytes=cut, cut_tail=cut)
-    # A bad byte before the tail: GB18030 is tried before the bad bytes are counted (a
-    # GB18030 file is nearly all "bad bytes" as UTF-8, and counting them cost twice its
-    # decoding).
+    # GB18030 is tried before the bad bytes are counted: a GB18030 file is nearly all "bad
+    # bytes" as UTF-8, and counting them cost twice its decoding.
     gb = _try_gb18030(body) if not bom_len else None
     if isinstance(gb, Decoded):
         return gb
@@ -124,14 +106,8 @@ def _decode_utf8(data: bytes, bom_len: int, encoding: str) -> Decoded:
         reason, why = "ENCODING_UNDECODABLE", "and not GB18030 either"
     else:
         reason, why = gb
-    return Decoded(
-        None,
-        None,
-        None,
-        bom_len,
-        reason,
-        f"not UTF-8 ({invalid} invalid bytes, the first at byte {first_bad}) {why}",
-    )
+    message = f"not UTF-8 ({invalid} invalid bytes, the first at byte {first_bad}) {why}"
+    return _refused(reason, message, bom_len)
 
 
 def _try_gb18030(data: bytes) -> Decoded | tuple[str, str] | None:
@@ -178,8 +154,8 @@ def incomplete_utf8_tail(data: bytes) -> int:
 
 
 def cut_tail_length(text: str) -> int:
-    r"""Length of an incomplete UTF-8 character that :func:`decode` kept, surrogate-escaped,
-    at the very end of ``text``: the file was cut inside its last character (A10).
+    r"""Length of the incomplete UTF-8 character :func:`decode` kept, surrogate-escaped, at
+    the very end of ``text``: the file was cut inside its last character (A10).
 
     >>> cut_tail_length("完整\udce5\udcad"), cut_tail_length("a\udcff"), cut_tail_length("a")
     (2, 0, 0)
@@ -190,21 +166,15 @@ def cut_tail_length(text: str) -> int:
     return incomplete_utf8_tail(bytes(ord(c) - 0xDC00 for c in text[len(text) - n :]))
 
 
-# --------------------------------------------------------------------------- locations
-
-
 class Locator:
-    """Maps character offsets in decoded text to (byte offset, 1-based line).
-
-    Offsets asked in increasing order cost O(distance); going back restarts from 0.
-    """
+    """Maps character offsets in decoded text to (byte offset, 1-based line). Offsets asked
+    in increasing order cost O(distance); going back restarts from 0."""
 
     def __init__(self, text: str, codec: str | None, bom_len: int) -> None:
         self._text = text
         self._codec = codec or "utf-8"
         self._bom = bom_len
-        self._char = 0
-        self._byte = 0
+        self._char = self._byte = 0
         self._line = 1
         self._one_line = "\n" not in text and "\r" not in text  # a flattened page
 
@@ -217,7 +187,7 @@ class Locator:
         self._char = offset
         if self._one_line:
             return self._bom + self._byte, 1
-        # CRLF, lone CR and LF each end a line (as in parse.base.split_lines).
+        # CRLF, lone CR and LF each end a line (as in parse.common.split_lines).
         breaks = piece.count("\n")
         if "\r" in piece:
             breaks += piece.count("\r") - piece.count("\r\n")

@@ -1,30 +1,36 @@
-"""The per-file map: read, decode, detect and parse one file into a :class:`PageResult`.
+"""The per-file map: decode, detect and parse one file's bytes into a :class:`PageResult`.
+An exception inside one file's parse is a bug that must not lose the run: it becomes an
+INTERNAL_ERROR reject of that file (:func:`failed_page`).
 
-:func:`extract_page` is what every engine runs on each input. It looks at no other file.
-An unexpected exception inside one file's parse is a bug, but it must not lose the run:
-it becomes an INTERNAL_ERROR reject of that file.
+A page's kind is detected from its content (never its file name), wherever it starts.
+Exactly one kind must claim the page (none, or two: UNKNOWN_FORMAT, never a best-effort
+parse); its marks may follow lines of no structure (a breadcrumb, a saved page's menu).
+- topic page: a listing head ``N. [title](url)（kind · level）：``, or a ``# `` heading that
+  a ``- 所属：`` / ``- 网站：`` header field follows;
+- topic list: a stats line (``44 条精选 · …``);
+- item page: a line ``推荐阅读``, ``- 分级`` or ``- 收录时间`` after a ``publisher··age`` line,
+  or on a page another kind claims too; without a byline, its entry (a title and a
+  summary line) must come right before ``- 分级`` or ``- 收录时间``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import traceback
-from collections.abc import Callable
 from types import ModuleType
 
-from ..records.internal import PageReject, PageResult, Provenance
-from ..records.vocab import Format
-from .decode import Decoded, Locator, decode
-from .detect import detect
-from .discover import InputFile, StoredPage
-from .parse.base import Page, excerpt
-from .parse.item_page import parse_item_page
-from .parse.topic_list import parse_topic_list
-from .parse.topic_page import parse_topic_page
-from .read import read_bytes
-
-#: A page an earlier run parsed, by its bytes' sha256 and the name it has now (None: parse it).
-Known = Callable[[str, str], PageResult | None]
+from ingest.extract.decode import Decoded, Locator, decode
+from ingest.extract.parse.common import (
+    DETECTION_CHARS,
+    Page,
+    excerpt,
+    first_listing_head,
+    line_pieces,
+)
+from ingest.extract.parse.item_page import byline_at, entry_before_kv, first_marker, parse_item_page
+from ingest.extract.parse.topic_list import parse_topic_list, stats_at
+from ingest.extract.parse.topic_page import locate, parse_topic_page
+from ingest.records import Format, PageReject, PageResult, Provenance
 
 _PARSERS = {
     Format.TOPIC_PAGE: parse_topic_page,
@@ -33,44 +39,13 @@ _PARSERS = {
 }
 
 
-def extract_page(f: InputFile | StoredPage, known: Known | None = None) -> PageResult:
-    """:func:`parse_file`, with a bug in a parser turned into an INTERNAL_ERROR reject.
-    A page from the state (``--merge``) is parsed from the bytes the state kept. ``known``
-    gives a page whose bytes an earlier run parsed, as it parsed them (not parsed again)."""
-    try:
-        if isinstance(f, StoredPage):
-            result = _page(f.name, f.data, known)
-            result.from_state = True
-            for x in result.listings:
-                x.stored, x.crawled_at = True, f.crawled_at
-            return result
-        return parse_file(f, known)
-    except Exception as e:  # a bug: keep the run going, count it, say where
-        r = PageResult(f.name, "", 0, None, None)
-        where = traceback.extract_tb(e.__traceback__)[-1]
-        msg = f"{type(e).__name__}: {e} (at {where.filename.rsplit('/', 1)[-1]}:{where.lineno})"
-        r.rejects.append(
-            PageReject(Provenance(f.name, "", "", "file", 0, 1), "INTERNAL_ERROR", msg, "", False)
-        )
-        return r
-
-
-def parse_file(f: InputFile, known: Known | None = None) -> PageResult:
-    """Read, decode, detect and parse one file. Pure: looks at no other file."""
-    if f.problem is not None:
-        return _file_reject(PageResult(f.name, "", 0, None, None), *f.problem, "")
-    data, problem = read_bytes(f.path)
-    if data is None:
-        assert problem is not None
-        return _file_reject(PageResult(f.name, "", 0, None, None), *problem, "")
-    return _page(f.name, data, known)
-
-
-def _page(name: str, data: bytes, known: Known | None) -> PageResult:
-    """The page ``known`` has for these bytes, else the bytes parsed."""
-    sha256 = hashlib.sha256(data).hexdigest()
-    found = None if known is None else known(sha256, name)
-    return found if found is not None else parse_bytes(name, data, sha256)
+def failed_page(name: str, e: Exception) -> PageResult:
+    r = PageResult(name, "", 0, None, None)
+    where = traceback.extract_tb(e.__traceback__)[-1]
+    msg = f"{type(e).__name__}: {e} (at {where.filename.rsplit('/', 1)[-1]}:{where.lineno})"
+    prov = Provenance(name, "", "", "file", 0, 1)
+    r.rejects.append(PageReject(prov, "INTERNAL_ERROR", msg, "", False))
+    return r
 
 
 def parse_bytes(name: str, data: bytes, sha256: str | None = None) -> PageResult:
@@ -80,16 +55,12 @@ def parse_bytes(name: str, data: bytes, sha256: str | None = None) -> PageResult
     dec = decode(data)
     result.encoding = dec.encoding
     if dec.text is None:
-        return _file_reject(
-            result,
-            dec.reason or "ENCODING_UNDECODABLE",
-            dec.message or "",
-            data[:200].decode("latin-1"),
-        )
+        reason = dec.reason or "ENCODING_UNDECODABLE"
+        return file_reject(result, reason, dec.message or "", data[:200].decode("latin-1"))
     if dec.invalid_bytes:
         result.warnings.append(f"file: INVALID_UTF8: {dec.invalid_bytes} invalid byte(s)")
     if not dec.text.strip(" \t\r\n\u3000\u00a0\ufeff\x0b\x0c"):
-        return _file_reject(result, "EMPTY_INPUT", "only white space", dec.text)
+        return file_reject(result, "EMPTY_INPUT", "only white space", dec.text)
     return _parse_text(result, dec)
 
 
@@ -109,16 +80,15 @@ def _parse_text(result: PageResult, dec: Decoded) -> PageResult:
         fmt, why, marks = detect(text)
     if fmt is None:
         result.marks = marks  # what was seen, so a layout change shows in the report
-        return _file_reject(result, "UNKNOWN_FORMAT", why, text)
+        return file_reject(result, "UNKNOWN_FORMAT", why, text)
     result.format = fmt.value
     _PARSERS[fmt](Page(result, text, locator, bad_bytes))
     return result
 
 
 def _html_kind(markdown: str, plain: str) -> tuple[str, tuple[Format | None, str, list[str]]]:
-    """A saved page's text and kind: the page is of the kind whose dump shape its text takes
-    (a topic page's markdown, a topic list's or an item page's plain text). Neither, or
-    both: UNKNOWN_FORMAT, as a text dump that no kind, or two, claims."""
+    """A saved page's text and kind: that whose dump shape its text takes (a topic page's
+    markdown, a topic list's or an item page's plain text); neither or both: UNKNOWN_FORMAT."""
     as_md, as_plain = detect(markdown), detect(plain)
     claims = [(markdown, as_md)] if as_md[0] is Format.TOPIC_PAGE else []
     if as_plain[0] in (Format.TOPIC_LIST, Format.ITEM_PAGE):
@@ -132,13 +102,42 @@ def _html_kind(markdown: str, plain: str) -> tuple[str, tuple[Format | None, str
 
 
 def _html() -> ModuleType:
-    """The HTML renderer, imported only when a page looks like HTML (selectolax is heavy)."""
-    from . import html
+    from ingest.extract import html  # only when a page looks like HTML: selectolax is heavy
 
     return html
 
 
-def _file_reject(result: PageResult, reason: str, message: str, raw: str) -> PageResult:
+def file_reject(result: PageResult, reason: str, message: str, raw: str) -> PageResult:
     prov = Provenance(result.file, result.sha256, result.format or "", "file", 0, 1)
     result.rejects.append(PageReject(prov, reason, message, excerpt(raw), False))
     return result
+
+
+def detect(text: str) -> tuple[Format | None, str, list[str]]:
+    """The page kind (or None and why not) and the structural marks seen."""
+    head = text[:DETECTION_CHARS]
+    lines = [s for piece in line_pieces(head) if (s := piece.strip())]
+    if not lines:
+        return None, "no text", []
+    first = first_listing_head(head)
+    frame = locate(head, first)
+    marks = [m for m in frame.marks if m != "section"]
+    marks += ["listings"] if first is not None else []
+    claims = []
+    if first is not None or ("heading" in marks and len(marks) > 1):
+        claims.append(Format.TOPIC_PAGE)
+    if stats_at(lines) is not None:
+        claims.append(Format.TOPIC_LIST)
+        marks.append("stats")
+    marker = first_marker(lines)
+    if marker is not None:
+        marks.append("item_markers")
+        byline = byline_at(lines, marker) is not None
+        marks += ["byline"] if byline else []
+        if byline or claims or entry_before_kv(lines):
+            claims.append(Format.ITEM_PAGE)
+    if len(claims) == 1:
+        return claims[0], "", marks
+    if not claims:
+        return None, "no page kind recognised: not a topic page, topic list or item page", marks
+    return None, "ambiguous: looks like " + " and ".join(c.value for c in claims), marks

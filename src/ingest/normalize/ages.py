@@ -1,11 +1,9 @@
-"""Relative ages (``5 个月前``) → the range of dates they can mean, given the crawl date.
+"""Relative ages (``5 个月前``) → the range of dates they can mean, given the crawl date D.
 
-A label ``N unit前`` is read as an elapsed time of at least N − ½ and less than N + 1 units:
-that covers a site that truncates (shows N for N ≤ t < N + 1) and one that rounds (N for
-N − ½ ≤ t < N + ½). The crawl happened at some time on the crawl date D, so the page was
-published between D − (N + 1) units and the end of D less N − ½ units. Months and years
-are calendar months and years (half a month is 15 days, half a year 6 months). ``刚刚``
-(just now) is less than a minute; ``昨天`` and ``前天`` are the calendar days before D.
+``N unit前`` is an elapsed time of at least N − ½ and less than N + 1 units (a site that
+truncates or one that rounds), from some time on D: published between D − (N + 1) units and
+the end of D less N − ½ units. Months and years are calendar ones (half a month is 15 days,
+half a year 6 months); ``刚刚`` is under a minute, ``昨天``/``前天`` the days before D.
 Never the wall clock: without a crawl date there is no estimate.
 """
 
@@ -40,10 +38,18 @@ def estimate(label: str | None, crawled: dt.date | None) -> tuple[dt.date, dt.da
     ['2026-11-29', '2026-11-30']
     >>> [str(x) for x in estimate("刚刚", d)], estimate("很久以前", d), estimate("2 天前", None)
     (['2026-11-29', '2026-11-30'], None, None)
+    >>> estimate("3000 年前", d), estimate("2 天前", dt.date(1, 1, 1))  # before the calendar
+    (None, None)
     """
     if label is None or crawled is None:
         return None
-    text = label.strip()
+    try:
+        return _estimate(label.strip(), crawled)
+    except (OverflowError, ValueError):  # a window before the calendar's first day
+        return None
+
+
+def _estimate(text: str, crawled: dt.date) -> tuple[dt.date, dt.date] | None:
     if text == "刚刚":
         return _timed(crawled, dt.timedelta(0), dt.timedelta(minutes=1))
     if text in _DAYS_BEFORE:

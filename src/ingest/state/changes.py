@@ -16,12 +16,22 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal, cast
 
+import msgspec
 from msgspec import structs
 
-from ..records.output import Change, ChangeCounts, Item, OpCounts, Topic
-from ..records.serial import to_builtins
-from .earlier import digest
-from .previous import Entity, Previous
+from ingest.contract import Change, ChangeCounts, Item, OpCounts, Topic, Values, to_builtins
+from ingest.records import RunOutput
+from ingest.state.previous import Entity, Previous, line_digest
+
+#: Share of the previous items a run may remove without --allow-shrink.
+MAX_REMOVED_SHARE = 0.10
+_ENCODER = msgspec.json.Encoder()
+
+
+def digest(record: Item | Topic) -> int:
+    """A digest of the record as JSON without its sources: :func:`line_digest` of its line."""
+    return line_digest(_ENCODER.encode(structs.replace(record, sources=[])))
+
 
 #: Fields that never make a change on their own.
 IGNORED = frozenset({"id", "slug", "sources"})
@@ -54,9 +64,13 @@ def diff(
         digest = before.digest(key)
         if digest is not None and digest == after.digest(key):
             continue
-        fields = changed_fields(before.json(key), after.json(key))
+        old, new = before.json(key), after.json(key)
+        fields = changed_fields(old, new)
         if fields:
-            out.append(Change(entity=entity, op="changed", id=key, fields=fields, into=None))
+            values = {f: Values(before=old.get(f), after=new.get(f)) for f in fields}
+            out.append(
+                Change(entity=entity, op="changed", id=key, fields=fields, into=None, values=values)
+            )
     for key in sorted(before.keys - after.keys):
         into = merged.get(key)
         op: Literal["merged", "removed"] = "merged" if into is not None else "removed"
@@ -121,15 +135,11 @@ def _sorted(changes: list[Change]) -> list[Change]:
 def previous_values(
     previous: Previous, changes: Iterable[Change]
 ) -> dict[tuple[str, str], dict[str, Any]]:
-    """What the previous publish said of each record a change names, for the report page:
-    a changed record's changed fields (from its JSON, which the change set read to compare
-    it: nothing is read again), a removed or merged item's title (from its facts)."""
+    """The title a removed or merged item had, for the report page (a changed record's
+    values before and after are in its change)."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for c in changes:
-        if c.op == "changed":
-            old = previous.compared(c.entity, c.id)
-            out[(c.entity, c.id)] = {f: old.get(f) for f in c.fields}
-        elif c.entity == "item" and c.op != "added" and c.id in previous.items:
+        if c.entity == "item" and c.op in ("removed", "merged") and c.id in previous.items:
             out[(c.entity, c.id)] = {"title": previous.items[c.id].facts.title}
     return out
 
@@ -148,3 +158,26 @@ def counts(changes: Iterable[Change]) -> ChangeCounts:
         )
 
     return ChangeCounts(items=of("item"), topics=of("topic"))
+
+
+def shrink(previous: Previous, run: RunOutput) -> str | None:
+    """Why this run would shrink the publish too much (more than 10 % of its items removed,
+    or any of its topics: a scraper that saved half the pages must not empty a site), or
+    None. Merged items are not removed: their resource lives on under another id."""
+    if previous.sequence == 0:
+        return None
+    counts = run.report.changes
+    items, topics = counts.items.removed, counts.topics.removed
+    too_many = items > MAX_REMOVED_SHARE * len(previous.items)
+    if not too_many and not topics:
+        return None
+    parts = []
+    if too_many:
+        share = 100 * items / len(previous.items)
+        parts.append(
+            f"{items} of the {len(previous.items)} items of the previous publish "
+            f"({share:.0f} %, more than {100 * MAX_REMOVED_SHARE:.0f} %)"
+        )
+    if topics:
+        parts.append(f"{topics} of its {len(previous.topics)} topic(s)")
+    return "this run would remove " + " and ".join(parts)

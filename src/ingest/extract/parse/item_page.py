@@ -1,38 +1,125 @@
-"""Item page (plain text): one resource, its key/value block and its related reading.
+"""Where an item page's parts are: byline, main entry, key/value block, related reading.
 
-Layout: ``publisher··age``; Chinese title; original title; summary; ``- key`` / ``- value``
-lines; ``推荐阅读``; then related entries of Chinese title, original title and summary. Where
-the page starts and where its parts are is :mod:`.item_frame`'s to say; stray lines around
-them are skipped with a warning (LINES_SKIPPED), never read into an entry or a key.
-
-An entry is read by what its lines are, not by counting them. A resource written in Chinese
-shows its Chinese title again on the original-title line, or no such line: both are a
-Chinese original (``original_is_chinese``; its original title is its Chinese title). A
-summary holds a full stop (``。``) and a title never does, so a line that reads like a
-summary and holds one never starts an entry: it is rejected (MISSING_FIELD) rather than
-read as a title, and a title-shaped line followed by such a summary is the original title.
+The page starts at its ``publisher··age`` byline: the last line holding ``··`` before its
+first marker (a line ``- 分级``, ``- 收录时间`` or ``推荐阅读``). Without a byline it starts
+at its main entry, read backwards from the key/value block: the summary line, the original
+title when it has no Chinese or repeats the Chinese title, the Chinese title. The key/value
+block is the first ``- `` line after the start (a menu entry ``- 首页`` aside) and what
+follows up to ``推荐阅读``; the related reading is everything after that heading.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-from ...normalize.text import has_han
-from ...records.internal import Listing
-from .base import MAX_LISTINGS, Line, Page, ends_sentence, split_lines
-from .item_frame import is_kv, locate
-from .lines import (
+from ingest.extract.parse.common import (
+    MAX_LISTINGS,
+    Line,
+    Page,
+    ends_sentence,
     is_full_summary,
     is_furniture,
     is_summary_line,
     same_line,
     split_furniture,
+    split_lines,
     without_furniture,
 )
+from ingest.normalize.text import has_han
+from ingest.records import Listing
 
+RELATED_HEADING = "推荐阅读"
+_KV_MARKERS = frozenset(["- 分级", "- 收录时间"])
+MARKERS = _KV_MARKERS | {RELATED_HEADING}
 _KEYS = {"分级": "rating", "收录时间": "collected_on"}
 _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+_UNTITLED = "a summary line where a related entry's title should be: its title lines are gone"
+
+
+@dataclass(frozen=True, slots=True)
+class ItemFrame:
+    """Indexes into the page's non-blank lines."""
+
+    start: int  # the page's first line: its byline, or its main entry when that is gone
+    byline: int | None
+    main: tuple[int, int]  # the main entry's lines (with any stray lines before the k/v)
+    kv: tuple[int, int]  # the key/value block's lines
+    related: int | None  # the '推荐阅读' line
+
+
+def is_kv(text: str) -> bool:
+    return text.lstrip().startswith("- ")
+
+
+def first_marker(texts: Sequence[str]) -> int | None:
+    return next((i for i, s in enumerate(texts) if s.strip() in MARKERS), None)
+
+
+def byline_at(texts: Sequence[str], before: int) -> int | None:
+    """The last line holding '··' before ``before`` that is not site furniture."""
+    return next(
+        (i for i in range(before - 1, -1, -1) if "··" in texts[i] and not is_furniture(texts[i])),
+        None,
+    )
+
+
+def locate(lines: list[Line]) -> ItemFrame:
+    texts = [ln.text for ln in lines]
+    marker = first_marker(texts)
+    bound = len(lines) if marker is None else marker
+    byline = byline_at(texts, bound)
+    start = byline if byline is not None else _entry_start(texts, _kv_start(texts, bound))
+    first = start + 1 if byline is not None else start
+    kv_at = next(
+        (i for i in range(first, len(lines)) if is_kv(texts[i]) and not is_furniture(texts[i])),
+        None,
+    )
+    rel_at = next(
+        (i for i in range(kv_at or first, len(lines)) if texts[i].strip() == RELATED_HEADING),
+        None,
+    )
+    main_end = min(x for x in (kv_at, rel_at, len(lines)) if x is not None)
+    kv_end = rel_at if rel_at is not None else len(lines)
+    return ItemFrame(start, byline, (first, main_end), (main_end, kv_end), rel_at)
+
+
+def entry_before_kv(texts: list[str]) -> bool:
+    """Is there a key/value block (``- 分级`` / ``- 收录时间``) with an entry (a title and a
+    summary line) before it? What a byline-less item page must show to be one."""
+    kv = next((i for i, s in enumerate(texts) if s.strip() in _KV_MARKERS), None)
+    return kv is not None and _summary_before(texts, _kv_start(texts, kv)) is not None
+
+
+def _kv_start(texts: list[str], marker: int) -> int:
+    """The first line of the key/value block that ends at (or holds) the first marker."""
+    i = marker if marker < len(texts) and is_kv(texts[marker]) else marker - 1
+    while i >= 0 and is_kv(texts[i]):
+        i -= 1
+    return i + 1
+
+
+def _entry_start(texts: list[str], kv: int) -> int:
+    """Where the main entry before the key/value block at ``kv`` starts (see the module
+    docstring); line 0 when that shape is not there."""
+    j = _summary_before(texts, kv)
+    if j is None:
+        return 0
+    title = j - 1
+    if title >= 1 and (not has_han(texts[title]) or same_line(texts[title - 1], texts[title])):
+        title -= 1
+    return title
+
+
+def _summary_before(texts: list[str], kv: int) -> int | None:
+    """The summary line of an entry ending just before line ``kv`` (site furniture after
+    it aside), when a line comes before it for a title; else None."""
+    j = kv - 1
+    while j >= 0 and is_furniture(texts[j]):
+        j -= 1
+    return j if j >= 1 and is_summary_line(texts[j]) else None
 
 
 def parse_item_page(page: Page) -> None:
@@ -55,9 +142,8 @@ def parse_item_page(page: Page) -> None:
         page.add(main)
     if frame.related is not None:
         page.mark("related_heading")
-        _related(
-            page, without_furniture(page, lines[frame.related + 1 :], "in the related reading")
-        )
+        related = lines[frame.related + 1 :]
+        _related(page, without_furniture(page, related, "in the related reading"))
         if main is not None:
             main.related_idx = tuple(x.index for x in page.result.listings if x.role == "related")
 
@@ -102,13 +188,8 @@ def _kv(page: Page, lines: list[Line], related: bool) -> dict[str, str]:
     items = [ln for ln in lines if is_kv(ln.text)]
     for ln in lines:
         if not is_kv(ln.text):
-            page.reject(
-                ln.start,
-                f"line {ln.number}",
-                "UNEXPECTED_LINE",
-                "a line inside the key/value block that is not '- ...'",
-                ln.text,
-            )
+            why = "a line inside the key/value block that is not '- ...'"
+            page.reject_line(ln, "UNEXPECTED_LINE", why)
     if items:
         page.mark("key_values")
     texts = [page.field(ln.text.lstrip()[2:], f"line {ln.number}") for ln in items]
@@ -158,16 +239,11 @@ def _entry(page: Page, lines: list[Line], ordinal: int, role: str, anchor: Line)
     """One resource from 2 lines (title, summary) or 3 (title, original title, summary)."""
     where = "item" if role == "main" else f"related {ordinal}"
     first = lines[0] if lines else anchor
-    raw = "\n".join(ln.text for ln in lines)
+    raw = _text(lines)
     if len(lines) not in (2, 3) or not is_summary_line(lines[-1].text):
         reason = "TRUNCATED_ITEM" if len(lines) < 2 else "ITEM_MALFORMED"
-        page.reject(
-            first.start,
-            where,
-            reason,
-            f"expected title, [original title,] summary; got {len(lines)} line(s)",
-            raw,
-        )
+        why = f"expected title, [original title,] summary; got {len(lines)} line(s)"
+        page.reject(first.start, where, reason, why, raw)
         return None
     problem = page.bad_raw(raw)
     if problem is None and page.cut_short(lines[-1]):
@@ -196,15 +272,31 @@ def _related(page: Page, lines: list[Line]) -> None:
     i, ordinal = 0, 0
     while i < len(lines) and ordinal < MAX_LISTINGS:
         ordinal += 1
+        where = f"related {ordinal}"
         if is_full_summary(lines[i].text):
-            _untitled(page, lines[i], ordinal)
+            page.reject(lines[i].start, where, "MISSING_FIELD", _UNTITLED, lines[i].text)
             i += 1
             continue
         size = _entry_size(lines, i)
         if size < 0 and i + 3 >= len(lines):
             size = i - len(lines)  # the file ends inside this entry: all of the rest is it
-        _add_related(page, lines[i : i + abs(size)], ordinal, complete=size > 0)
+        chunk = lines[i : i + abs(size)]
         i += abs(size)
+        if size > 0:
+            entry = _entry(page, chunk, ordinal, "related", chunk[0])
+            if entry is not None:
+                page.mark("related")
+                page.add(entry)
+        elif page.is_last(chunk[-1]):
+            why = "the file ends before this related entry's summary"
+            page.reject(chunk[0].start, where, "TRUNCATED_ITEM", why, _text(chunk))
+        else:
+            why = "a related entry without its summary line"
+            page.reject(chunk[0].start, where, "MISSING_FIELD", why, _text(chunk))
+
+
+def _text(lines: list[Line]) -> str:
+    return "\n".join(ln.text for ln in lines)
 
 
 def _entry_size(lines: list[Line], i: int) -> int:
@@ -234,32 +326,3 @@ def _summary_at(lines: list[Line], j: int) -> bool:
     if j >= len(lines) or not is_summary_line(lines[j].text):
         return False
     return ends_sentence(lines[j].text) or j + 1 >= len(lines) or has_han(lines[j + 1].text)
-
-
-def _untitled(page: Page, line: Line, ordinal: int) -> None:
-    page.reject(
-        line.start,
-        f"related {ordinal}",
-        "MISSING_FIELD",
-        "a summary line where a related entry's title should be: its title lines are gone",
-        line.text,
-    )
-
-
-def _add_related(page: Page, chunk: list[Line], ordinal: int, *, complete: bool) -> None:
-    if not complete:
-        cut = page.is_last(chunk[-1])
-        page.reject(
-            chunk[0].start,
-            f"related {ordinal}",
-            "TRUNCATED_ITEM" if cut else "MISSING_FIELD",
-            "the file ends before this related entry's summary"
-            if cut
-            else "a related entry without its summary line",
-            "\n".join(x.text for x in chunk),
-        )
-        return
-    entry = _entry(page, chunk, ordinal, "related", chunk[0])
-    if entry is not None:
-        page.mark("related")
-        page.add(entry)

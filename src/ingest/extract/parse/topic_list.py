@@ -1,11 +1,10 @@
 """Topic list (plain text): description line, stats line, then title / summary line pairs.
 
 Pairs are read by what each line is, not by position alone: a line that reads like a
-Chinese summary is a summary. So a missing title line leaves its summary without a title
-(an *orphan*, joined later by its summary or rejected) instead of shifting every later
-title onto the wrong listing. The title line of a resource written in Chinese is its
-Chinese title, which may read like a summary by its length or its question mark: a line
-that holds no full stop (``。``) before a summary that does is that title.
+Chinese summary is a summary, so a missing title leaves its summary an *orphan* (joined
+later by its summary, or rejected) instead of shifting every later title onto the wrong
+listing. A Chinese resource's title may read like a summary (by its length, or a question
+mark): a line without a full stop (``。``) before a summary with one is that title.
 """
 
 from __future__ import annotations
@@ -13,11 +12,19 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ...normalize.text import clean, has_han, match_key
-from ...records.internal import Listing, TopicStats
-from ...records.vocab import LEVELS
-from .base import MAX_LISTINGS, Line, Page, ends_sentence, split_lines
-from .lines import is_full_summary, is_furniture, is_summary_line, without_furniture
+from ingest.extract.parse.common import (
+    MAX_LISTINGS,
+    Line,
+    Page,
+    ends_sentence,
+    is_full_summary,
+    is_furniture,
+    is_summary_line,
+    split_lines,
+    without_furniture,
+)
+from ingest.normalize.text import clean, has_han, match_key
+from ingest.records import LEVELS, Listing, TopicStats
 
 STATS = re.compile(r"^\s*([0-9]{1,9})\s*条精选(.*)$")
 _LEVEL_COUNT = re.compile(r"^(\S+)\s+([0-9]{1,9})$")
@@ -57,37 +64,21 @@ def parse_topic_list(page: Page) -> None:
             _no_summary(page, body[i : i + 2])
             i += 2
         elif not _pairs(body, i):
-            page.reject(
-                line.start,
-                f"line {line.number}",
-                "PAIRING_ERROR",
-                "a title line followed by another title line; no summary",
-                line.text,
-            )
+            why = "a title line followed by another title line; no summary"
+            page.reject_line(line, "PAIRING_ERROR", why)
             i += 1
         elif _wrapped(body, i + 1):
             raw = "\n".join(x.text for x in body[i : i + 3])
-            page.reject(
-                line.start,
-                f"line {line.number}",
-                "PAIRING_ERROR",
-                "the summary goes on over the next line (wrapped?)",
-                raw,
-            )
+            why = "the summary goes on over the next line (wrapped?)"
+            page.reject_line(line, "PAIRING_ERROR", why, raw)
             i += 3
         else:
             _listing(page, line, body[i + 1], ordinal, orphan=False)
             ordinal += 1
             i += 2
     if i < len(body):
-        ln = body[i]
-        page.reject(
-            ln.start,
-            f"line {ln.number}",
-            "TOO_MANY_ITEMS",
-            f"more than {MAX_LISTINGS} listings; the rest is not read",
-            ln.text,
-        )
+        why = f"more than {MAX_LISTINGS} listings; the rest is not read"
+        page.reject_line(body[i], "TOO_MANY_ITEMS", why)
 
 
 def _no_summary(page: Page, lines: list[Line]) -> None:
@@ -98,13 +89,12 @@ def _no_summary(page: Page, lines: list[Line]) -> None:
         reason, message = "TRUNCATED_ITEM", "the file ends before this listing's summary does"
     else:
         reason, message = "PAIRING_ERROR", "a title line at the end of the entries; no summary"
-    page.reject(lines[0].start, f"line {lines[0].number}", reason, message, raw)
+    page.reject_line(lines[0], reason, message, raw)
 
 
 def _heads_summary(body: list[Line], i: int) -> bool:
-    """Is the line at ``body[i]``, which reads like a summary, the title of the next line?
-    Yes when it holds no full stop (a title never does; a summary does) and the next line
-    is a summary that does: a Chinese original's title, long or ending with a question."""
+    """Is ``body[i]``, which reads like a summary, the title of the next line? Yes when it
+    holds no full stop and the next line is a summary that does (see the module docstring)."""
     return "。" not in body[i].text and i + 1 < len(body) and is_full_summary(body[i + 1].text)
 
 
@@ -112,7 +102,8 @@ def _pairs(body: list[Line], i: int) -> bool:
     """Can the title at ``body[i]`` pair with the next line as its summary? Not when that
     line is a title itself: no Chinese at all, or a summary line follows it."""
     nxt = body[i + 1].text
-    return is_summary_line(nxt) or (has_han(nxt) and not is_summary_line(_peek(body, i + 2)))
+    after = body[i + 2].text if i + 2 < len(body) else ""
+    return is_summary_line(nxt) or (has_han(nxt) and not is_summary_line(after))
 
 
 def _wrapped(body: list[Line], j: int) -> bool:
@@ -121,10 +112,6 @@ def _wrapped(body: list[Line], j: int) -> bool:
     return (
         j + 1 < len(body) and not ends_sentence(body[j].text) and is_summary_line(body[j + 1].text)
     )
-
-
-def _peek(body: list[Line], i: int) -> str:
-    return body[i].text if i < len(body) else ""
 
 
 def _stats(page: Page, description: str, line: Line) -> TopicStats:

@@ -1,27 +1,222 @@
-"""Topic page (markdown, flattened onto one line or not): header, listings, footer.
+"""Where a topic page's parts are: header, section line, listings, footer.
 
-A listing is ``N. [title](url)（kind · level）：summary`` (heads: :mod:`.listing_heads`);
-its summary runs to the next listing or the footer, but never over a line that follows a
-finished sentence or reads like site furniture. Where the page starts and ends, and what
-lies outside its structure, is :mod:`.topic_frame`'s to say; such lines are skipped with a
-warning (LINES_SKIPPED), never read into a header, a title or a summary.
+A topic page starts at its first structural mark: the ``# `` heading that its header fields
+(``- 所属：``, ``- 网站：``) follow (never one that reads like site furniture, ``# 登录``),
+else its first header field, its ``##`` section line or its first listing. It ends with the
+footer's source line (``来源：NAME（URL）``). What lies before the start, between the header
+and the first listing (but the section line) and after the footer is skipped with a warning.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 
-from ...normalize.text import clean, md_unescape
-from ...records.internal import Listing
-from ...records.vocab import KINDS, LEVELS
-from .base import MAX_LISTINGS, Page, ends_sentence, next_break
-from .lines import is_furniture, split_furniture
-from .listing_heads import Head, accepted_heads, ambiguous, broken_heads, valid_heads
-from .topic_frame import Frame, footer_end, locate
-from .topic_header import find_footer, parse_footer, parse_header
+from ingest.extract.parse.common import (
+    MAX_LISTINGS,
+    Head,
+    Page,
+    accepted_heads,
+    ambiguous,
+    broken_heads,
+    candidates,
+    ends_sentence,
+    is_furniture,
+    next_break,
+    split_furniture,
+    valid_heads,
+)
+from ingest.normalize.text import clean, match_key, md_unescape
+from ingest.normalize.urls import check_url, topic_url
+from ingest.records import KINDS, LEVELS, Listing, TopicHeader
 
+SECTION = re.compile(r"(?<!\S)##(?!\S)")
+FOOTER = re.compile(r"(?<!\S)---(?!\S)")
+HEADER_FIELD = re.compile(r"(?<!\S)-\s*(所属|网站)\s*[：:]\s*")
+_SOURCE = re.compile(r"来源\s*[：:]")
+_FIELD_MARKS = {"所属": "category", "网站": "website"}
+_INDENT = " \t\ufeff"
+_LINK = re.compile(r"\[((?:\\.|[^\]\\]){0,2000})\]\(([^()\s]{0,2000})\)")
+_SITE = re.compile(r"来源\s*[：:]\s*(.+?)\s*[（(]\s*(\S+?)\s*[）)]\s*$")
+_SLUG_BAD = re.compile(r"[^a-z0-9-]+")
 _META_SEP = re.compile(r"\s*[·・•]\s*")
+_REASONS = {
+    "TRUNCATED_ITEM": "last listing of a page without its footer: it may be cut short",
+    "ITEM_MALFORMED": "listing head is not '[title](url)（kind · level）：'",
+    "AMBIGUOUS_BOUNDARY": "two listings numbered alike: one may be text inside this listing's "
+    "summary, so where it ends is not known",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """The parts of a topic page before its listings (character offsets)."""
+
+    start: int  # the page's first structural mark
+    header: tuple[int, int] | None  # heading and header fields; None: the page has no header
+    section: int | None  # where the '##' section line starts
+    body: int  # where listings are looked for
+    marks: tuple[str, ...]  # the structural marks found, in page order
+
+
+def locate(text: str, first_listing: int | None) -> Frame:
+    """Find the header and section of a topic page whose first valid listing head starts at
+    ``first_listing`` (None: it has none)."""
+    bound = len(text) if first_listing is None else first_listing
+    has_fields = "所属" in text or "网站" in text  # cheap checks before the scans
+    fields = list(HEADER_FIELD.finditer(text, 0, bound)) if has_fields else []
+    heading = _heading(text, fields[0].start() if fields else bound)
+    if heading is None and not fields:
+        return _headless(text, bound)
+    start = heading if heading is not None else line_start(text, fields[0].start())
+    fields = [f for f in fields if f.start() >= start]
+    section = _last(SECTION.finditer(text, start, bound)) if "##" in text else None
+    after_fields = fields[-1].end() if fields else start + 1
+    candidate = next(candidates(text, after_fields, bound), None)
+    limit = min(section.start() if section else bound, candidate[0] if candidate else bound, bound)
+    stop = min(limit, line_end(text, fields[-1].end())) if fields else limit
+    marks = ["heading"] if heading is not None else []
+    marks += [_FIELD_MARKS[f.group(1)] for f in fields]
+    if section is not None:
+        marks.append("section")
+    body = _after_section(text, section.end()) if section else stop
+    marks_seen = tuple(dict.fromkeys(marks))
+    return Frame(start, (start, stop), section.start() if section else None, body, marks_seen)
+
+
+def _headless(text: str, bound: int) -> Frame:
+    """A page with neither heading nor header fields: it starts at its section or listing."""
+    section = _last(SECTION.finditer(text, 0, bound)) if "##" in text else None
+    start = line_start(text, section.start() if section else bound)
+    if section is None:
+        return Frame(start, None, None, start, ())
+    return Frame(start, None, section.start(), _after_section(text, section.end()), ("section",))
+
+
+def _heading(text: str, before: int) -> int | None:
+    """Start of the last '# ' heading line before ``before`` that is not site furniture."""
+    for start in heading_starts(text, before):
+        if not is_furniture(text[start : min(line_end(text, start), start + 200)]):
+            return start
+    return None
+
+
+def heading_starts(text: str, before: int) -> Iterator[int]:
+    """Where each line that starts a '# ' heading (``[ \\t\\ufeff]*#[ \\t]`` at a line start,
+    ending by ``before``) starts, last first. Each ``#`` is found with ``str.rfind``: a
+    pattern that starts with a character class is tried at every position (2 % of a parse)."""
+    i = text.rfind("#", 0, max(before - 1, 0))  # a negative end counts from the end
+    while i != -1:
+        j = i
+        while j > 0 and text[j - 1] in _INDENT:
+            j -= 1
+        if (j == 0 or text[j - 1] in "\r\n") and text[i + 1] in " \t":
+            yield j
+        i = text.rfind("#", 0, i)
+
+
+def _after_section(text: str, end: int) -> int:
+    """Where the listings start after a '##': the first 'N. [' on its line, else the line end."""
+    stop = line_end(text, end)
+    first = next(candidates(text, end, stop), None)
+    if first is not None:
+        return first[0]
+    return stop if stop < len(text) else end
+
+
+def line_start(text: str, offset: int) -> int:
+    return max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+
+
+def line_end(text: str, offset: int) -> int:
+    """Where the line holding ``offset`` ends (before its CR, LF or CRLF)."""
+    lf, cr = text.find("\n", offset), text.find("\r", offset)
+    return min(x for x in (lf, cr, len(text)) if x >= 0)
+
+
+def _last(matches: Iterator[re.Match[str]]) -> re.Match[str] | None:
+    found = None
+    for found in matches:  # noqa: B007 - the loop keeps the last match
+        pass
+    return found
+
+
+def parse_header(page: Page, raw: str) -> TopicHeader:
+    sec = SECTION.search(raw)
+    raw = raw[: sec.start()] if sec is not None else raw
+    raw = raw.lstrip("\ufeff \t\r\n")
+    raw = raw[1:] if raw.startswith("#") else raw
+    parts = HEADER_FIELD.split(raw)
+    fields = {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+    category = _link_text(page, fields.get("所属"))
+    url, slug_text = _header_url(page, fields.get("网站"))
+    name, desc, keys = _split_name(page, parts[0])
+    # the site and the notice come from the footer
+    return TopicHeader(_slug(page, slug_text), name, desc, keys, category, url, None, None, None)
+
+
+def _link_text(page: Page, raw: str | None) -> str | None:
+    if raw is None:
+        return None
+    m = _LINK.search(raw)
+    text = m.group(1) if m is not None else raw
+    return page.field(text, "header", markdown=True) or None
+
+
+def _header_url(page: Page, raw: str | None) -> tuple[str | None, str | None]:
+    """The topic's URL and the text the slug comes from: the canonical topic URL (the same
+    for every variant of the page's URL) when the header gives a usable link, else the raw
+    text."""
+    if raw is None:
+        return None, None
+    m = _LINK.search(raw)
+    candidates = [md_unescape(m.group(2)), md_unescape(m.group(1))] if m else [raw.strip()]
+    for c in candidates:
+        url, _ = check_url(c)
+        if url is not None:
+            canonical = topic_url(url)
+            return canonical, canonical
+    text = clean(candidates[-1])
+    return page.url(text, "header"), text
+
+
+def _split_name(page: Page, raw: str) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """Split '# NAME DESCRIPTION'. A line break decides; on one line the first space does,
+    and every later space is kept as a candidate for the join with a topic-list."""
+    raw = raw.strip()
+    if "\n" in raw or "\r" in raw:
+        first, _, rest = raw.replace("\r", "\n").partition("\n")
+        name = page.field(first, "header", markdown=True)
+        desc = page.field(rest, "header", markdown=True)
+        return name or None, desc or None, (match_key(desc),) if desc else ()
+    text = page.field(raw, "header", markdown=True)
+    if " " not in text:
+        return text or None, None, ()
+    name, _, desc = text.partition(" ")
+    spaces = [i for i, ch in enumerate(text) if ch == " "]
+    keys = tuple(match_key(text[i + 1 :]) for i in spaces[:32])
+    return name, desc, keys
+
+
+def _slug(page: Page, url: str | None) -> str:
+    if url:
+        seg = url.rstrip("/").rsplit("/", 1)[-1].split("?")[0].split("#")[0].lower()
+        slug = _SLUG_BAD.sub("-", seg).strip("-")[:80].strip("-")
+        if slug:
+            return slug
+    page.warn("SLUG_MISSING", "header", "no usable topic URL; slug derived from the header")
+    return ""
+
+
+def _find_footer(page: Page, text: str, after: int) -> int | None:
+    """The first '---' after the last listing head; later ones are warned about."""
+    found = [m.start() for m in FOOTER.finditer(text, after)]
+    if len(found) > 1:
+        why = f"{len(found)} '---' separators after the last listing; the first ends the listings"
+        page.warn("FOOTER_REPEATED", "footer", why)
+    return found[0] if found else None
 
 
 def parse_topic_page(page: Page) -> None:
@@ -32,14 +227,17 @@ def parse_topic_page(page: Page) -> None:
     if frame.header is None:
         page.warn("HEADER_MISSING", "file", "no '# ' heading or header fields: topic unknown")
     heads = accepted_heads(page, [h for h in valid if h.start >= frame.body])
-    footer = find_footer(page, text, heads[-1].end if heads else frame.body)
+    footer = _find_footer(page, text, heads[-1].end if heads else frame.body)
     if not heads:
         page.warn("NO_LISTINGS", "file", "a topic page without any listing")
     end = footer if footer is not None else len(text)
     broken = broken_heads(text, frame.body, heads, end)
     starts = sorted([h.start for h in heads[:MAX_LISTINGS]] + list(broken))
     _skip_before_listings(page, frame, starts[0] if starts else end)
-    _mark(page, frame, heads, footer)
+    for name in frame.marks:
+        page.mark(name)
+    if heads:
+        page.mark("listings")
     if footer is None:
         page.warn("FOOTER_MISSING", "file", "no '---' footer: the page may be truncated")
     else:
@@ -57,47 +255,41 @@ def parse_topic_page(page: Page) -> None:
         _emit(page, head, text[head.end : stop], i, reason)
     for start, number in broken.items():
         cut = footer is None and stop_of[start] == end
-        page.reject(
-            start,
-            f"listing {number}",
-            "TRUNCATED_ITEM" if cut else "ITEM_MALFORMED",
-            _REASONS["TRUNCATED_ITEM" if cut else "ITEM_MALFORMED"],
-            text[start : stop_of[start]],
-        )
+        reason = "TRUNCATED_ITEM" if cut else "ITEM_MALFORMED"
+        raw = text[start : stop_of[start]]
+        page.reject(start, f"listing {number}", reason, _REASONS[reason], raw)
     if len(heads) > MAX_LISTINGS:
         h = heads[MAX_LISTINGS]
+        why = f"more than {MAX_LISTINGS} listings; the rest of the page is not read"
         page.reject(
-            h.start,
-            f"listing {h.number}",
-            "TOO_MANY_ITEMS",
-            f"more than {MAX_LISTINGS} listings; the rest of the page is not read",
-            text[h.start : h.start + 200],
+            h.start, f"listing {h.number}", "TOO_MANY_ITEMS", why, text[h.start : h.start + 200]
         )
-
-
-def _mark(page: Page, frame: Frame, heads: list[Head], footer: int | None) -> None:
-    for name in frame.marks:
-        page.mark(name)
-    if heads:
-        page.mark("listings")
-    if footer is not None:
-        page.mark("footer")
 
 
 def _footer(page: Page, footer: int) -> None:
-    """Read the footer up to its source line (site furniture inside it skipped); what
-    follows it belongs to no structure."""
-    end, has_source = footer_end(page.text, footer)
-    raw = page.text[footer + 3 : end]  # after the '---'
-    lines = page.lines_in(footer + 3, end)
-    kept, furniture = split_furniture(lines)
+    """Read the footer's notice and source site, up to its source line (``来源：…``; site
+    furniture inside it skipped); what follows it belongs to no structure."""
+    page.mark("footer")
+    text = page.text
+    source = _SOURCE.search(text, footer)
+    end = line_end(text, source.end()) if source is not None else len(text)
+    raw = text[footer + 3 : end]  # after the '---'
+    kept, furniture = split_furniture(page.lines_in(footer + 3, end))
     if furniture:
         page.skip(furniture, "of site furniture in the footer")
         raw = " ".join(ln.text for ln in kept)
-    parse_footer(page, raw)
-    if has_source:
+    body = clean(raw)
+    header = page.result.header
+    if header is not None:
+        m = _SITE.search(body)
+        if m is not None:
+            header.site_name = m.group(1)
+            header.site_url = page.url(m.group(2), "footer")
+            body = body[: body.find("来源")].strip()
+        header.notice = body or None
+    if source is not None:
         page.mark("source")
-    page.skip(page.lines_in(end, len(page.text)), "after the page's footer")
+    page.skip(page.lines_in(end, len(text)), "after the page's footer")
 
 
 def _skip_before_listings(page: Page, frame: Frame, first: int) -> None:
@@ -129,17 +321,6 @@ def _summary_end(page: Page, head: Head, stop: int) -> int:
         if nl is None:
             return stop
         pos = nl[1]
-
-
-_REASONS = {
-    "TRUNCATED_ITEM": "last listing of a page without its footer: it may be cut short",
-    "ITEM_MALFORMED": "listing head is not '[title](url)（kind · level）：'",
-    "AMBIGUOUS_BOUNDARY": "two listings numbered alike: one may be text inside this listing's "
-    "summary, so where it ends is not known",
-}
-
-
-# --------------------------------------------------------------------------- listings
 
 
 def _emit(page: Page, head: Head, raw_summary: str, ordinal: int, reason: str | None) -> None:

@@ -1,0 +1,136 @@
+"""The Dask engine: the same steps on a Dask cluster (``ingest run --engine dask``).
+
+Collections are ``dask.bag`` bags kept on the workers (persisted); a group step's pairs
+are grouped by ``Bag.groupby`` (a task shuffle by a stable hash of the key, the same in
+every process) and each group given to the very function the local engine calls. Only what
+a step gathers reaches the driver. Each step and the context it needs travel once, as one
+value of the graph. Without ``--scheduler`` the run starts a ``LocalCluster`` of
+``--jobs`` worker processes that ends with it. Needs the optional extra:
+``pip install 'ingest[dask]'``.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+from uuid import uuid4
+
+from ingest.errors import UsageError
+from ingest.pipeline.steps import Context, Step
+
+
+class DaskEngine:
+    """Bags on a cluster; every collection a step writes is persisted on the workers."""
+
+    def __init__(self, partitions: int) -> None:
+        self.partitions = partitions
+
+    def source(self, records: list[Any]) -> Any:
+        import dask.bag as db
+
+        return db.from_sequence(records, npartitions=max(1, min(len(records), self.partitions)))
+
+    def collect(self, bag: Any) -> list[Any]:
+        return list(bag.compute())
+
+    def start(self, bag: Any, step: Step, ctx: Context) -> None:
+        """An apart step runs in turn here: its value is a few small values."""
+        return None
+
+    def map(self, bag: Any, step: Step, ctx: Context) -> Any:
+        task = _task(step, ctx)
+        if step.batched:
+            return _kept(bag.map_partitions(_map_partition, task), step)
+        return _kept(bag.map(_map_one, task).flatten(), step)
+
+    def group(self, bag: Any, step: Step, ctx: Context) -> Any:
+        task = _task(step, ctx)
+        if step.batched:
+            pairs = bag.map_partitions(_pairs_of_partition, task)
+        else:
+            pairs = bag.map(_pairs_of, task).flatten()
+        grouped = pairs.groupby(_key, shuffle="tasks")
+        return _kept(grouped.map(_group_one, task).flatten(), step)
+
+
+def _task(step: Step, ctx: Context) -> Any:
+    """The step and the context it needs, one value of the graph (named, never hashed: it
+    holds the gathered values of earlier steps)."""
+    from dask.delayed import delayed
+
+    return delayed((step, ctx.only(step.needs)), name=f"task-{step.name}-{uuid4().hex}")
+
+
+def _kept(bag: Any, step: Step) -> Any:
+    """A collection later steps read, persisted on the workers; one a step gathers is
+    computed as it is gathered."""
+    if step.gather is not None:
+        return bag
+    from distributed import wait
+
+    kept = bag.persist()
+    wait(kept)
+    return kept
+
+
+def _key(pair: tuple[Any, Any]) -> Any:
+    return pair[0]
+
+
+def _map_one(record: Any, task: tuple[Step, Context]) -> list[Any]:
+    step, ctx = task
+    return list(step.fn(record, ctx))
+
+
+def _map_partition(records: Iterable[Any], task: tuple[Step, Context]) -> list[Any]:
+    step, ctx = task
+    return list(step.fn(list(records), ctx))
+
+
+def _pairs_of(record: Any, task: tuple[Step, Context]) -> list[Any]:
+    step, ctx = task
+    assert step.pairs is not None, f"group step {step.name!r} has no pairs function"
+    return list(step.pairs(record, ctx))
+
+
+def _pairs_of_partition(records: Iterable[Any], task: tuple[Step, Context]) -> list[Any]:
+    step, ctx = task
+    assert step.pairs is not None, f"group step {step.name!r} has no pairs function"
+    return [p for per in step.pairs(list(records), ctx) for p in per]
+
+
+def _group_one(group: tuple[Any, list[Any]], task: tuple[Step, Context]) -> list[Any]:
+    step, ctx = task
+    key, pairs = group
+    return list(step.fn(key, [v for _, v in pairs], ctx))
+
+
+@contextmanager
+def connected(scheduler: str | None, workers: int) -> Iterator[Any]:
+    """A client of the scheduler given, or of a local cluster of ``workers`` processes that
+    ends with the block."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError as e:
+        raise UsageError(
+            "--engine dask needs the optional extra: pip install 'ingest[dask]'"
+        ) from e
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="10s")
+        except OSError as e:
+            raise UsageError(f"cannot reach the Dask scheduler at {scheduler!r}: {e}") from e
+        with client:
+            yield client
+        return
+    ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)  # its processes: the run's to stop
+    try:
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+        )
+    finally:
+        signal.signal(signal.SIGINT, ignored)
+    with cluster, Client(cluster) as client:
+        yield client

@@ -1,4 +1,0 @@
-"""The data that flows through a run: vocabularies, internal records, output records.
-
-Everything else imports from here; this package imports nothing of ingest's.
-"""
