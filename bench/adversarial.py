@@ -32,8 +32,8 @@ from cold import forget_texts
 from ingest.extract.pages import parse_bytes
 from ingest.normalize.language import language_of
 from ingest.normalize.text import key_of
-from ingest.transform.align import order_point, topic_edges
-from ingest.transform.near import near_edges, signed
+from ingest.resolve.align import order_point, topic_edges
+from ingest.resolve.near import near_edges, signed
 
 HEADER = (
     "# 测试主题 测试用的描述。 - 所属：[分类]() - 网站：[https://oplearnx.com/topics/t]() "

@@ -408,7 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--rerun",
         action="store_true",
-        help="then ingest again onto its own publish (the daily run)",
+        help="then ingest again onto its own publish (the daily run; the same pages: "
+        "nothing new, the publish left as it is)",
     )
     p.add_argument(
         "--cold",

@@ -10,9 +10,12 @@ has one summary reworded in place, in its own encoding: a regenerated summary, t
 daily change). Each round runs, in turn, a fresh run of day 1 into an empty folder and a
 run of each day 2 over a copy of the base publish (the copy is not timed), each in a child
 process; the table gives the median wall time of the rounds and its ratio to the fresh
-run's, the peak RSS, and the growth of ``state/`` over the base publish's. ``--check``
-also runs ``--full`` over each day 2 and says whether its files are the daily run's,
-byte for byte (report.json's ``timing`` and ``reuse`` aside).
+run's, the peak RSS, and the growth of ``state/`` (state/records.zst and the page cache,
+state/pages/) over the base publish's. The same pages again publish nothing ("nothing
+new": the run only checks that the inputs are the publish's pages). ``--check`` also runs
+``--full`` over each day 2 the daily run published and says whether its files are the
+daily run's, byte for byte (report.json's ``timing`` and ``reuse`` aside; every file, the
+state and the report's pages among them), and says so of a day 2 that published nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import statistics
 import sys
 from pathlib import Path
 from random import Random
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench import HERE, Timed, compiled, corpus, timed
@@ -89,13 +93,20 @@ def ingest(paths: Path, out: Path, jobs: int, *extra: str) -> list[str]:
 
 
 def state_bytes(folder: Path) -> int:
-    return sum(p.stat().st_size for p in (folder / "state").iterdir())
+    """The size of ``state/``: state/records.zst and the page cache (state/pages/*.zst)."""
+    return sum(p.stat().st_size for p in (folder / "state").rglob("*") if p.is_file())
+
+
+#: The marker: it lists every file of the publish (``files``: name → size and digest).
+MARKER = ".ingest"
 
 
 def same_files(a: Path, b: Path) -> bool:
-    """Are two publishes the same, byte for byte (report.json's timing and reuse aside)?"""
-    names = sorted(p.name for p in a.iterdir() if p.is_file())
-    if names != sorted(p.name for p in b.iterdir() if p.is_file()):
+    """Are two publishes the same, byte for byte (report.json's timing and reuse aside)?
+    Every file: the records, the report and its pages (report/), the state
+    (state/records.zst and the page cache, state/pages/) and the marker."""
+    names = _files(a)
+    if names != _files(b):
         return False
     for name in names:
         x, y = (a / name).read_bytes(), (b / name).read_bytes()
@@ -103,16 +114,32 @@ def same_files(a: Path, b: Path) -> bool:
             x, y = (_without_reuse(json.loads(d)) for d in (x, y))  # type: ignore[assignment]
         elif name == "report.html":
             x, y = (re.sub(rb'<p class="reuse">.*?</p>\n', b"", d) for d in (x, y))
+        elif name == MARKER:
+            x, y = (_listed_apart(json.loads(d)) for d in (x, y))  # type: ignore[assignment]
         if x != y:
             return False
-    return all(
-        (a / "state" / n).read_bytes() == (b / "state" / n).read_bytes()
-        for n in ("earlier.msgpack", "manifest.json")
-    )
+    return True
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
 
 
 def _without_reuse(doc: dict[str, object]) -> dict[str, object]:
     return {k: v for k, v in doc.items() if k not in ("timing", "reuse")}
+
+
+def _listed_apart(marker: dict[str, Any]) -> dict[str, Any]:
+    """The marker (it lists every file, with its digest), but for report.json's and
+    report.html's sums (the two are compared with timing and reuse aside)."""
+    files = {k: v for k, v in marker["files"].items() if k not in ("report.json", "report.html")}
+    return {**marker, "files": files}
+
+
+def left_as_it_was(day: Path, base: Path) -> bool:
+    """Did the run over the copy of the base publish publish nothing (its inputs byte for
+    byte the base's pages: "nothing new")? Each publish has a marker of its own."""
+    return (day / MARKER).read_bytes() == (base / MARKER).read_bytes()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
             runs[name].append(timed(ingest(dumps, work / "day", args.jobs)))
             growth[name] = state_bytes(work / "day") - state_bytes(base)
             if args.check and len(runs[name]) == 1:
+                if left_as_it_was(work / "day", base):  # nothing new: no output to compare
+                    print(f"{name}: nothing new: the base publish was left as it was")
+                    continue
                 shutil.rmtree(work / "full", ignore_errors=True)
                 shutil.copytree(base, work / "full", copy_function=os.link)
                 timed(ingest(dumps, work / "full", args.jobs, "--full"))

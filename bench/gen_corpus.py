@@ -10,6 +10,13 @@ Writes raw text dumps of the three page kinds in the shape of the seed pages
   English original title line + Chinese summary line each);
 * ``ip_NNNNNN.txt`` item pages for ~10% of resources, with 3-6 related entries;
 
+about 20% of topics (never the first) are saved in parts, as a crawler that follows the
+topic's pagination saves them: ``tp_NNNNNN_pK.txt``, 2-4 pages of 10-30 listings each, each
+page with the topic's header and footer and its ranks continuing from the page before; such
+a topic's topic list is in parts too (``tl_NNNNNN_pK.txt``, each with the description and
+stats lines, the entries continuing). ``NNNNNN`` numbers the topic pages (topic lists) of
+the corpus, ``K`` the part;
+
 with realistic cross-listing (a resource is listed on about 8 topic pages on average),
 near-duplicate summaries (~5% of appearances reword one clause), a few distinct resources
 sharing the same Chinese title, and mixed encodings (UTF-8, UTF-8 with BOM, UTF-16 with
@@ -60,7 +67,7 @@ EXPECTED = "expected.json"
 DUMPS = "dumps"
 #: The text dump each saved-HTML page of ``dumps/`` stands for, by the page's stem.
 TWINS = "twins"
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 
 SITE_URL = "https://oplearnx.com"
 TOPIC_URL = SITE_URL + "/topics/"
@@ -84,6 +91,8 @@ VARIANT_SHARE = 0.05
 CHINESE_SHARE = 0.08  # resources written in Chinese (their original title is Chinese)
 HTML_SHARE = 0.04  # pages saved as HTML
 MULTILINE_SHARE = 0.20
+PARTED_SHARE = 0.20  # topics saved in 2-4 parts (a paginated topic page, and its list)
+PAGE_SIZES = (10, 12, 15, 20, 24, 30)  # listings a page of a paginated topic shows
 SUMMARY_MIN, SUMMARY_MAX = 140, 400
 # Rough bytes of dumps per topic (topic page + its share of topic lists and item pages);
 # only used to size the resource pool, the stop rule measures what was really written.
@@ -817,6 +826,7 @@ class Generator:
         self.r_item = Random(seed * 1_000_003 + 5)
         self.r_zh = Random(seed * 1_000_003 + 7)  # Chinese originals and how pages show them
         self.r_html = Random(seed * 1_000_003 + 8)  # which pages are saved HTML, in what shape
+        self.r_part = Random(seed * 1_000_003 + 9)  # which topics are saved in parts, where cut
 
         self.planned_topics = max(3, round(size / EST_UNIT_BYTES))
         mean_listings = (MIN_LISTINGS + MAX_LISTINGS) / 2
@@ -835,8 +845,13 @@ class Generator:
         self.topic_page_count = bytearray()  # how many topic pages list each resource (<=255)
 
         self.counts = {
-            "topic_page": 0, "topic_list": 0, "item_page": 0,
-        }  # fmt: skip
+            "topic_page": 0,
+            "topic_list": 0,
+            "item_page": 0,
+        }  # fmt: skip  (files)
+        self.topics = 0  # topic pages (one a topic, in one file or in parts)
+        self.topic_lists = 0  # topic lists (in one file or in parts)
+        self.parted = {"topics": 0, "topic_page_files": 0, "topic_lists": 0, "topic_list_files": 0}
         self.listing_counts = {
             "topic_page_listings": 0,
             "topic_list_entries": 0,
@@ -973,8 +988,20 @@ class Generator:
 
     # ---- pages ------------------------------------------------------------------------
 
-    def topic_page(self, topic: Topic, rids: list[int], levels: list[int]) -> None:
-        """Write one topic page listing ``rids`` in order at ``levels``."""
+    def parts(self, n: int) -> list[tuple[int, int]]:
+        """Where the pages of a topic of ``n`` listings start and stop: one page, or the
+        2-4 pages of one page size a paginated topic shows (the last one the rest)."""
+        if self.topics == 0 or self.r_part.random() >= PARTED_SHARE:
+            return [(0, n)]
+        sizes = [z for z in PAGE_SIZES if 2 <= -(-n // z) <= 4]
+        size = sizes[self.r_part.randrange(len(sizes))]
+        return [(a, min(a + size, n)) for a in range(0, n, size)]
+
+    def topic_page(
+        self, topic: Topic, rids: list[int], levels: list[int], parts: list[tuple[int, int]]
+    ) -> None:
+        """Write one topic page listing ``rids`` in order at ``levels``: one file, or one a
+        part of ``parts`` (each with the header and the footer, the ranks continuing)."""
         rng = self.r_fmt
         multiline = rng.random() < MULTILINE_SHARE
         header = [
@@ -1000,26 +1027,40 @@ class Generator:
                 self.topic_page_count[rid] += 1
         footer = ["---", FOOTER_NOTICE, FOOTER_SOURCE]
         self.listing_counts["topic_page_listings"] += len(rids)
-        name = f"tp_{self.counts['topic_page']:06d}.txt"
-        self.counts["topic_page"] += 1
         head = (topic.name, topic.description, topic.category, TOPIC_URL + topic.slug, SECTION[3:])
+        number = self.topics
+        self.topics += 1
+        if len(parts) > 1:
+            self.parted["topics"] += 1
+            self.parted["topic_page_files"] += len(parts)
+        blank = multiline and rng.random() < 0.5  # markdown-style blank lines between blocks
+        for k, (a, b) in enumerate(parts, start=1):
+            part = f"_p{k}" if len(parts) > 1 else ""
+            name = f"tp_{number:06d}{part}.txt"
+            self.counts["topic_page"] += 1
 
-        def saved(rng: Random) -> str:
-            return corpus_html.topic_page(rng, head, shown, (FOOTER_NOTICE, FOOTER_SOURCE))
+            def saved(rng: Random, a: int = a, b: int = b) -> str:
+                page = corpus_html.topic_page(rng, head, shown[a:b], (FOOTER_NOTICE, FOOTER_SOURCE))
+                if a == 0:
+                    return page
+                assert page.count("<ol>") == 1  # the listings: numbered from the page's first
+                return page.replace("<ol>", f'<ol start="{a + 1}">')
 
-        if multiline:
-            self.multiline_topic_pages += 1
-            if rng.random() < 0.5:  # markdown-style blank lines between blocks
-                lines = [header[0], "", header[1], "", *header[2:4], "", SECTION, ""]
-                lines += [*listings, "", "---", "", FOOTER_NOTICE, "", FOOTER_SOURCE]
+            if multiline:
+                self.multiline_topic_pages += 1
+                if blank:
+                    lines = [header[0], "", header[1], "", *header[2:4], "", SECTION, ""]
+                    lines += [*listings[a:b], "", "---", "", FOOTER_NOTICE, "", FOOTER_SOURCE]
+                else:
+                    lines = [*header, *listings[a:b], *footer]
+                self.write(name, lines, saved=saved)
             else:
-                lines = [*header, *listings, *footer]
-            self.write(name, lines, saved=saved)
-        else:
-            flat = [f"{header[0]} {header[1]}", *header[2:], *listings, *footer]
-            self.write(name, flat, flat=True, saved=saved)
+                flat = [f"{header[0]} {header[1]}", *header[2:], *listings[a:b], *footer]
+                self.write(name, flat, flat=True, saved=saved)
 
-    def topic_list(self, topic: Topic, rids: list[int], levels: list[int]) -> None:
+    def topic_list(self, topic: Topic, rids: list[int], levels: list[int], parts: int) -> None:
+        """Write the topic list of a topic: one file, or ``parts`` files (as many as its
+        topic page has, at most one an entry) each with the description and stats lines."""
         rng = self.r_topic
         roll = rng.random()
         kinds_present = sorted({self.resources[r].kind for r in rids})
@@ -1034,21 +1075,33 @@ class Generator:
             shown = list(rids)
         beginners = sum(1 for lev in levels if lev == 0)
         stats = f"{len(rids)} 条精选 · 入门 {beginners} · {ORDER_NOTE}"
-        lines = [topic.description, stats]
         entries: list[corpus_html.Entry] = []
         for rid in shown:
             res = self.resources[rid]
             self.chinese_shown[rid] |= res.chinese
             entries.append(([res.original], self.appear(rid)))
-            lines += [*entries[-1][0], entries[-1][1]]
         self.listing_counts["topic_list_entries"] += len(shown)
-        name = f"tl_{self.counts['topic_list']:06d}.txt"
-        self.counts["topic_list"] += 1
-        self.write(
-            name,
-            lines,
-            saved=lambda r: corpus_html.topic_list(r, topic.description, stats, entries),
-        )
+        number = self.topic_lists
+        self.topic_lists += 1
+        k = min(parts, len(entries))
+        cuts = [len(entries) * j // k for j in range(k + 1)]  # as even as the entries allow
+        if k > 1:
+            self.parted["topic_lists"] += 1
+            self.parted["topic_list_files"] += k
+        for j in range(k):
+            some = entries[cuts[j] : cuts[j + 1]]
+            lines = [topic.description, stats]
+            for titles, summary in some:
+                lines += [*titles, summary]
+            part = f"_p{j + 1}" if k > 1 else ""
+            self.counts["topic_list"] += 1
+            self.write(
+                f"tl_{number:06d}{part}.txt",
+                lines,
+                saved=lambda r, some=some: corpus_html.topic_list(
+                    r, topic.description, stats, some
+                ),
+            )
 
     def item_page(self, rids: list[int]) -> None:
         """An item page for a resource of the topic page just written (order ``rids``)."""
@@ -1127,9 +1180,10 @@ class Generator:
             n = min(rng.randint(MIN_LISTINGS, MAX_LISTINGS), self.n_topic_pool)
             rids = rng.sample(range(self.n_topic_pool), n)
             levels = topic_levels(rng, n)
-            self.topic_page(topic, rids, levels)
+            parts = self.parts(n)
+            self.topic_page(topic, rids, levels, parts)
             if rng.random() < TOPIC_LIST_SHARE:
-                self.topic_list(topic, rids, levels)
+                self.topic_list(topic, rids, levels, len(parts))
             item_credit += self.item_pages_per_topic
             while item_credit >= 1.0:
                 item_credit -= 1.0
@@ -1148,7 +1202,9 @@ class Generator:
             "listings": listings,
             "listings_by_kind": dict(self.listing_counts),
             "items": appeared,
-            "topics": self.counts["topic_page"],
+            "topics": self.topics,
+            "topic_lists": self.topic_lists,
+            "parted": dict(self.parted),
             "items_on_topic_pages": on_topic_pages,
             "mean_topic_pages_per_item": round(
                 self.listing_counts["topic_page_listings"] / max(1, on_topic_pages), 3

@@ -24,9 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ingest.extract.discover import collect_inputs
+from ingest.extract.discover import collect_inputs, read_bytes
 from ingest.extract.pages import parse_bytes
-from ingest.extract.read import read_bytes
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,12 +8,13 @@ A is ``ingest run`` of the generated corpus (bench/gen_corpus.py; both cached un
 bench/). B is derived from A as a next run would write it: 1 % of A's items differ — 40 %
 of those get a reworded summary, 40 % a new Chinese title, 10 % are removed, 10 % are new
 items appended to a topic — with changes.jsonl, the report's change counts and
-run.sequence made by ingest's own change-set code. Each publish is the real command in a
-child process; "rows" are the rows it inserted, updated and deleted in items, topics,
-item_topics, related, sources and topic_sources, as its summary line reports them; "peak
-RSS" is the publish's own, as GNU time (``/usr/bin/time``) reports it — a child forked
-straight from this process would count this process's pages (A, loaded to derive B) in
-its peak.
+run.sequence made by ingest's own change-set code, published with ingest's own writer
+(records, report and marker; no state, which ``ingest publish`` does not read). Each
+publish is the real command in a child process; "rows" are the rows it inserted, updated
+and deleted in items, topics, item_topics, related, sources and topic_sources, as its
+summary line reports them; "peak RSS" is the publish's own, as GNU time
+(``/usr/bin/time``) reports it — a child forked straight from this process would count
+this process's pages (A, loaded to derive B) in its peak.
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ from msgspec.structs import replace
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from ingest.outputs.folder import FolderWriter
-from ingest.outputs.published import load_publish
-from ingest.records.output import Item, ItemTopic
-from ingest.records.run import RunOutput
+from ingest.contract import Item, ItemTopic
+from ingest.job import write_records
+from ingest.reader import load_publish
+from ingest.records import RunOutput
 from ingest.state.changes import changes_against, counts
 from ingest.state.previous import load
 
@@ -76,7 +77,6 @@ def publish_a(size: str, seed: int, work: Path) -> Path:
 def derive_b(a: Path, b: Path, fraction: float, seed: int) -> int:
     """B: A with ``fraction`` of its items changed, removed or added. Returns that count."""
     run_a = load_publish(a)
-    prev = load(a)  # A as the state a next run builds on: its records, its pages
     items = {i.id: i for i in run_a.items}
     topic_items = {t.slug: list(t.items) for t in run_a.topics}
     rnd = Random(seed)
@@ -104,7 +104,11 @@ def derive_b(a: Path, b: Path, fraction: float, seed: int) -> int:
         topic_items[slug].append(new.id)
     topics = [replace(t, items=topic_items[t.slug]) for t in run_a.topics]
     new_items = sorted(items.values(), key=lambda i: i.id)
-    changes = changes_against(prev, new_items, topics, {})
+    prev = load(a)  # A as the next run reads it back: the change set is made against it
+    try:
+        changes = changes_against(prev, new_items, topics, {})
+    finally:
+        prev.close()
     rep = run_a.report
     report = replace(
         rep,
@@ -112,14 +116,9 @@ def derive_b(a: Path, b: Path, fraction: float, seed: int) -> int:
         changes=counts(changes),
         totals=replace(rep.totals, items=len(new_items)),
     )
-    with FolderWriter(b) as writer:
-        # B's pages are A's: its state links A's packs and reads no input.
-        writer.write(RunOutput(new_items, topics, run_a.rejects, report, changes), prev, _no_input)
+    # records, report and marker: all ``ingest publish`` reads (no state: no run builds on B)
+    write_records(b, RunOutput(new_items, topics, run_a.rejects, report, changes))
     return n
-
-
-def _no_input(name: str) -> bytes | None:
-    raise AssertionError(f"B's pages are all in A's state, yet {name!r} was asked for")
 
 
 def _new_item(template: str, items: dict[str, Item], slug: str, m: int) -> Item:

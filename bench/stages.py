@@ -3,10 +3,10 @@
     python bench/stages.py bench/corpus/25MB-seed0/dumps
     python bench/stages.py bench/corpus/25MB-seed0/dumps --repeat 5   # parsing five times
 
-Loops over the same list of steps both engines run (``ingest.steps.STEPS``) on the local
-engine with one process, then renders the output (the JSON files and report.html, each
-timed), and prints each step's seconds and share. Generate a corpus first with
-bench/gen_corpus.py (or run bench/bench.py, which does).
+Loops over the same list of steps both engines run (``ingest.pipeline.steps.STEPS``) on
+the local engine with one process, then renders the output (the JSON files and report.html
+with the pages beside it, each timed), and prints each step's seconds and share. Generate
+a corpus first with bench/gen_corpus.py (or run bench/bench.py, which does).
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cold import forget_texts
-from ingest.engines.local import LocalEngine
+from ingest.contract import json_bytes, jsonl
 from ingest.extract.discover import InputFile, collect_inputs
 from ingest.extract.pages import parse_bytes
-from ingest.outputs.page import render_page
-from ingest.outputs.render import render
-from ingest.records.run import content_bytes
-from ingest.steps import Step, run_steps
+from ingest.pipeline.local import LocalEngine
+from ingest.pipeline.steps import Context, Step, run_steps
+from ingest.records import PAGE
+from ingest.report import render_pages
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,21 +48,22 @@ def main(argv: list[str] | None = None) -> int:
         times[step.name] = seconds
 
     inputs = collect_inputs([args.corpus])
-    ctx = run_steps(LocalEngine(args.jobs), inputs, on_step=timed)
-    assert ctx.output is not None
+    with LocalEngine(args.jobs) as engine:  # a fresh run's context: no previous publish
+        ctx = run_steps(engine, inputs, Context(), end=timed)
+    out = ctx.output
+    assert out is not None
     t = time.perf_counter()
-    page = render_page(ctx.output)
+    page = render_pages(out)[PAGE]  # report/ first: report.html links into its pages
     times["render report.html"] = time.perf_counter() - t
     t = time.perf_counter()
-    files = render(ctx.output)
-    for name, content in files.items():
-        if name.endswith((".jsonl", ".json")):
-            content_bytes(content)
+    for records in (out.items, out.topics, out.rejects, out.changes):
+        b"".join(jsonl(records))
+    json_bytes(out.report, indent=2)
     times["render JSON"] = time.perf_counter() - t
     total = sum(times.values())
     for name, seconds in times.items():
         print(f"{seconds:8.2f} s {100 * seconds / total:5.1f} %  {name}")
-    totals = ctx.output.report.totals
+    totals = out.report.totals
     print(
         f"{total:8.2f} s in all: {totals.listings} listings, {totals.items} items, "
         f"{len(ctx.langs)} distinct original titles; report.html {len(page):,} bytes"
