@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import shutil
 import typing
 from collections import Counter
@@ -26,7 +27,7 @@ import msgspec
 import pytest
 from bs4 import BeautifulSoup, Tag
 
-from conftest import ITEM_PAGE, SEEDS, TOPIC_LIST, TOPIC_PAGE, Out
+from conftest import ITEM_PAGE, SEEDS, TOPIC_LIST, TOPIC_PAGE, Out, run_subprocess
 from ingest.cli import main
 from ingest.contract import Change, Item, Reject, Report
 from ingest.contract import Topic as TopicModel
@@ -280,8 +281,28 @@ def test_totals_in_the_curators_words(second: Out, hostile: Out) -> None:
         [folded] = page.select("#details details")
         assert not folded.has_attr("open")
         pipeline = {text(d.dt): int(text(d.dd)) for d in folded.select("dl.totals > div")}
-        assert pipeline == {k.replace("_", " "): v for k, v in r["totals"].items()}
+        named = {"warnings": "warnings of the files and the run"}
+        assert pipeline == {named.get(k, k.replace("_", " ")): v for k, v in r["totals"].items()}
         assert "aligned titles" not in text(page.select_one("header"))
+
+
+def test_warnings_counted_alike_in_the_summary_the_report_and_the_page(tmp_path: Path) -> None:
+    """The files' warnings and the run's: apart in the summary, both in report.json's
+    totals, the run's under "Run warnings" on the page and both in its totals."""
+    done = run_subprocess("run", str(hostile_inputs(tmp_path / "in")), "--out", str(tmp_path / "o"))
+    assert done.returncode == 0, done.stderr
+    out = Out(tmp_path / "o", 0)
+    r = out.report
+    of_files, of_run = sum(len(f["warnings"]) for f in r["files"]), len(r["warnings"])
+    assert of_files > 0 and of_run > 0
+    said = re.search(r"warnings of the files / of the run\W+(\d+) / (\d+)", done.stdout)
+    assert said is not None, done.stdout
+    assert (int(said[1]), int(said[2])) == (of_files, of_run)
+    assert r["totals"]["warnings"] == of_files + of_run
+    page = soup(out.bytes_of("report.html"))
+    assert text(page.select_one("#warnings .count")) == str(of_run)
+    totals = {text(d.dt): int(text(d.dd)) for d in page.select("dl.totals > div")}
+    assert totals["warnings of the files and the run"] == of_files + of_run
 
 
 def test_problems_by_reason_with_the_files_most_affected(hostile: Out) -> None:

@@ -136,6 +136,12 @@ class View:
     titles: Mapping[str, str]  # item id → the title a curator knows it by
 
 
+def _counted(total: str) -> str:
+    """A total's name on the page (``warnings`` counts the files' and the run's, as the
+    summary's line does apart)."""
+    return "warnings of the files and the run" if total == "warnings" else total.replace("_", " ")
+
+
 def build_view(run: RunOutput) -> View:
     report, totals, ch = run.report, run.report.totals, run.report.changes.items
     files = sorted(report.files, key=lambda f: not troubled(f))  # stable: in order otherwise
@@ -152,7 +158,7 @@ def build_view(run: RunOutput) -> View:
             ("could not be read", totals.rejects),
             ("files read", totals.files),
         ],
-        pipeline=[(k.replace("_", " "), v) for k, v in structs.asdict(totals).items()],
+        pipeline=[(_counted(k), v) for k, v in structs.asdict(totals).items()],
         changes=[e for e in changes if e.change.op != "added"],
         added=[e for e in changes if e.change.op == "added"],
         reasons=reasons(run.rejects),
