@@ -253,6 +253,28 @@ def test_a_keep_file_that_is_a_link_is_refused_before_any_input_is_read(
     assert not (out / keep).is_symlink()
 
 
+@pytest.mark.parametrize("kind", ["link", "folder", "fifo"])
+def test_repair_refuses_a_keep_file_that_is_not_a_regular_file(
+    out: Path, tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A publish to mend and a keep file that is a link, a folder or a FIFO: one line, exit
+    2, the folder as it was (not a traceback, not a keep file followed or silently lost)."""
+    (out / "items.jsonl").unlink()
+    keep = out / ".keep"
+    if kind == "link":
+        keep.symlink_to(tmp_path / "secret")
+    elif kind == "folder":
+        keep.mkdir()
+    else:
+        os.mkfifo(keep)
+    before = tree(out)
+    capsys.readouterr()
+    assert main(["repair", str(out)]) == 2
+    line = one_line(said(capsys)[1])
+    assert line.startswith(f"ingest: error: repair {str(out)!r}: .keep is not a regular file")
+    assert tree(out) == before
+
+
 # -------------------------------------------------------------------------- 3. a refused folder
 
 
@@ -335,7 +357,11 @@ def test_a_success_line_masks_the_password_wherever_the_url_holds_it(out: Path) 
 # ----------------------------------------------------------------- 5. FIFOs and links in state/
 
 
-@pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
+#: A zstd frame of 17 bytes that says it holds a terabyte (read as it says: out of memory).
+BOMB = bytes.fromhex("28b52ffde0000000000001000009000041")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero", "zstd bomb"])
 @pytest.mark.parametrize("which", ["state/records.zst", "a page's entry"])
 def test_a_fifo_or_a_link_in_state_ends_run_and_repair(
     out: Path, kind: str, which: str, capsys: pytest.CaptureFixture[str]
@@ -349,6 +375,8 @@ def test_a_fifo_or_a_link_in_state_ends_run_and_repair(
     (out / name).unlink()
     if kind == "fifo":
         os.mkfifo(out / name)
+    elif kind == "zstd bomb":
+        (out / name).write_bytes(BOMB)
     else:
         (out / name).symlink_to("/dev/zero")
     before = tree(out)
@@ -425,6 +453,41 @@ def test_records_cut_short_are_damaged_and_repair_makes_them_again_byte_for_byte
     assert said(capsys)[0] == f"{out}: valid (schema {SCHEMA_VERSION})\n"
 
 
+def test_records_cut_at_a_line_end_without_the_marker_are_made_again(
+    out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With no marker to give their digests, records that read as records but are fewer
+    than the report counts are not whole: repair makes them again (it sealed ten of 47
+    items as the publish, and the next run then found "nothing new")."""
+    items = (out / "items.jsonl").read_bytes()
+    (out / ".ingest").unlink()
+    (out / "items.jsonl").write_bytes(b"".join(items.splitlines(keepends=True)[:10]))
+    capsys.readouterr()
+    assert main(["repair", str(out)]) == 0
+    assert "items.jsonl made again" in one_line(said(capsys)[0])
+    assert (out / "items.jsonl").read_bytes() == items
+    assert main(["validate", str(out)]) == 0
+
+
+def test_a_page_gone_with_the_records_is_named_and_the_records_agree_with_what_remains(
+    out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The topic list's entry and items.jsonl both lost: repair makes every record file of
+    the pages that remain (a publish that validates), names the page it could not keep
+    (exit 1), and the next run brings it back."""
+    (out / entry_of(TOPIC_LIST)).unlink()
+    (out / "items.jsonl").unlink()
+    capsys.readouterr()
+    assert main(["repair", str(out)]) == 1
+    lost = said(capsys)[1].splitlines()
+    assert f"ingest: repair could not keep page {TOPIC_LIST.name!r}" in "\n".join(lost)
+    assert all(x.startswith("ingest: repair could not keep ") for x in lost), lost
+    assert main(["validate", str(out)]) == 0
+    assert TOPIC_LIST.name not in {f["file"] for f in Out(out, 0).report["files"]}
+    assert run(out) == 0 and main(["validate", str(out)]) == 0
+    assert TOPIC_LIST.name in {f["file"] for f in Out(out, 0).report["files"]}
+
+
 # ----------------------------------------------------------------------------- 7. no tracebacks
 
 
@@ -433,7 +496,10 @@ def test_records_cut_short_are_damaged_and_repair_makes_them_again_byte_for_byte
     [
         ("run", str(SEEDS), "--out", "{tmp}/out", "--crawled-at", "0001-01-01"),
         ("publish", "{first}", "--db", "postgresql://u:p@127.0.0.1:abc/db"),
+        ("publish", "{first}", "--db", "postgresql://u:p@[::1/db"),
+        ("publish", "{first}", "--db", "postgresql://u:p@127.0.0.1:1/db?port=abc"),
     ],
+    ids=["year-1", "port", "ipv6", "port-parameter"],
 )
 def test_hostile_days_and_urls_end_in_a_line_never_a_traceback(
     first: Path, tmp_path: Path, args: tuple[str, ...]

@@ -31,12 +31,13 @@ from ingest.errors import PublishError, UsageError
 from ingest.extract.discover import InputFile, collect_inputs, read_bytes
 from ingest.pipeline.local import Advance, LocalEngine, Spooled
 from ingest.pipeline.steps import Begin, Context, Engine, PageCache, Step, run_steps
-from ingest.publish.door import STATE_VERSION, FileSum, Marker
+from ingest.publish.door import STATE_VERSION, FileSum, Marker, digest
 from ingest.publish.folder import Folder, Staging, check_apart, check_owned
 from ingest.publish.signals import Stops
 from ingest.records import RunOutput, packed
 from ingest.report import write_report, write_report_into
 from ingest.state import cache
+from ingest.state.cache import read_file
 from ingest.state.changes import shrink
 from ingest.state.previous import (
     ITEMS,
@@ -365,6 +366,10 @@ def _entries(
         name = cache.entry_name(sha256)
         if sha256 in written:
             staging.written(name, FileSum(*written[sha256]))
+            continue
+        made = read_file(staging.path / name)
+        if made is not None:  # the same bytes parsed under another name, a page since replaced
+            staging.written(name, FileSum(len(made), digest(made)))
             continue
         earlier = previous.entry_path(sha256)
         if earlier is None or previous.opened is None:

@@ -129,6 +129,8 @@ def _stock(target: Path, marker: Marker | None) -> _Stock:
     raw = _whole(target / RECORDS_FILE, listed.get(RECORDS_FILE))
     if raw is not None:
         found.state = decode_state(raw)
+    if not listed:
+        _agreeing(found)
     pages = target / cache.FOLDER
     for path in sorted(pages.iterdir()) if pages.is_dir() else []:
         blob = _whole(path, None)
@@ -137,6 +139,24 @@ def _stock(target: Path, marker: Marker | None) -> _Stock:
         if entry is not None and hashlib.sha256(entry.data).hexdigest() == sha256:
             found.entries[sha256] = path
     return found
+
+
+def _agreeing(found: _Stock) -> None:
+    """Without the marker's digests, the record files are held against each other: a file
+    with fewer or more records than the report (else the state) counts, cut at a line's
+    end, is not whole."""
+    want: dict[str, int] = {}
+    if found.report is not None:
+        t = found.report.totals
+        want = {"items.jsonl": t.items, "topics.jsonl": t.topics, "rejects.jsonl": t.rejects}
+        ch = found.report.changes
+        want["changes.jsonl"] = sum(structs.astuple(ch.items)) + sum(structs.astuple(ch.topics))
+    elif found.state is not None:
+        want = {"items.jsonl": len(found.state.items), "topics.jsonl": len(found.state.topics)}
+    for name, count in want.items():
+        data = found.whole.get(name)
+        if data is not None and data.count(b"\n") != count:
+            del found.whole[name]
 
 
 def _whole(path: Path, listed: FileSum | None) -> bytes | None:
@@ -286,6 +306,16 @@ def _recomputed(
     output = compute(JobOptions([], target), list(inputs), ctx)
     previous.sequence += 1
     files = [structs.replace(f, origin="input") for f in output.report.files]
+    if len(inputs) < len(refs):  # pages gone: nothing kept of records made of them all
+        run_info = stock.report.run if stock.report is not None else None
+        for name in RECORDS:
+            stock.whole.pop(name, None)
+        stock.report = None
+        for ref in refs:
+            if ref.sha256 not in stock.entries:
+                lost.append(f"page {ref.file!r}: its bytes are gone, and what records held of it")
+    else:
+        run_info = None
     if "changes.jsonl" in stock.whole:
         output.changes = msgspec.json.Decoder(Change).decode_lines(stock.whole["changes.jsonl"])
     else:
@@ -294,6 +324,8 @@ def _recomputed(
     report = structs.replace(output.report, files=files, changes=counts(output.changes))
     if stock.report is not None:  # whole: the report of the run that made the publish
         report = stock.report
+    elif run_info is not None:  # its run as it was, of the pages that remain
+        report = structs.replace(report, run=run_info)
     else:
         run = structs.replace(report.run, previous_items=None, previous_topics=None)
         report = structs.replace(report, run=run)

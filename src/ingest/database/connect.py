@@ -53,7 +53,12 @@ def parse_url(text: str) -> URL:
     if url.drivername in _PG_DRIVERS:
         if not url.database:
             raise UsageError(f"--db {shown(url)}: names no database; {USAGE}")
-        return url.set(drivername="postgresql+psycopg")
+        url = url.set(drivername="postgresql+psycopg")
+        try:  # what the driver will be given: its hosts, ports and options read now
+            url.get_dialect()().create_connect_args(url)
+        except (exc.ArgumentError, ValueError) as e:
+            raise UsageError(f"--db {shown(url)}: {first_lines(e)}; {USAGE}") from None
+        return url
     raise UsageError(f"--db {shown(url)}: unsupported database {url.drivername!r}; {USAGE}")
 
 
@@ -61,7 +66,10 @@ def _server_url(text: str) -> URL:
     """A server's URL, read as RFC 3986 has it: the user information ends at the last
     ``@`` of the authority, so a password may hold one (SQLAlchemy's reading ends it at the
     first); percent-escapes decoded."""
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError as e:
+        raise UsageError(f"--db {masked(text)!r} is not a database URL ({e}); {USAGE}") from None
     try:
         port = parts.port
     except ValueError:

@@ -77,12 +77,7 @@ def check_owned(out_dir: Path, flag: str = "--out", kind: str = "publish") -> Pa
     if not target.exists():
         return target
     entries = sorted(os.listdir(target))
-    for name in KEEP_FILES:
-        if name in entries and not stat.S_ISREG(os.lstat(target / name).st_mode):
-            raise UsageError(
-                f"{flag} {str(out_dir)!r}: {name} is not a regular file (a link?); ingest "
-                "carries only a regular keep file into a publish: remove it or make it a file"
-            )
+    check_keep_files(out_dir, target, flag)
     if set(entries) <= set(KEEP_FILES):
         return target
     foreign = [e for e in entries if e not in OWNED]
@@ -107,6 +102,21 @@ def check_owned(out_dir: Path, flag: str = "--out", kind: str = "publish") -> Pa
             )
         )
     return target
+
+
+def check_keep_files(out_dir: Path, target: Path, flag: str) -> None:
+    """Refuse a keep file that is not a regular file (a link, a folder, a FIFO): ingest
+    carries only a regular one into a publish."""
+    for name in KEEP_FILES:
+        try:
+            mode = os.lstat(target / name).st_mode
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(mode):
+            raise UsageError(
+                f"{flag} {str(out_dir)!r}: {name} is not a regular file (a link?); ingest "
+                "carries only a regular keep file into a publish: remove it or make it a file"
+            )
 
 
 def _check_marker(target: Path, flag: str, kind: str, mended: bool) -> None:
@@ -163,6 +173,8 @@ class Folder:
         """``owned``: the folder was found to be ingest's already (not checked again)."""
         self.given = out_dir
         self.target = target_of(out_dir, flag) if owned else check_owned(out_dir, flag)
+        if owned:
+            check_keep_files(out_dir, self.target, flag)
         self.lock_path = self.target.parent / f".{self.target.name}.lock"
         self.stops = stops
         self._lock: int | None = None
@@ -200,11 +212,19 @@ class Folder:
         """The keep files of the publish in place (regular files only, checked at entry)."""
         found = {}
         for name in KEEP_FILES:
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 fd = os.open(self.target / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-                with open(fd, "rb") as fh:
-                    if stat.S_ISREG(os.fstat(fd).st_mode):
-                        found[name] = fh.read(1 << 20)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                fd = -1
+            if fd < 0 or not stat.S_ISREG(os.fstat(fd).st_mode):
+                if fd >= 0:
+                    os.close(fd)
+                check_keep_files(self.given, self.target, "the folder")  # says which, and why
+                raise UsageError(f"{str(self.given)!r}: {name} cannot be read")
+            with open(fd, "rb") as fh:
+                found[name] = fh.read(1 << 20)
         return found
 
 

@@ -80,10 +80,24 @@ def entry_bytes(build: str, data: bytes, page: PageResult) -> bytes:
     return zstandard.ZstdCompressor(level=LEVEL, write_checksum=True).compress(raw)
 
 
+#: What a zstd frame of the state may unpack to, at least: a frame that says it holds more
+#: than this (or than 32 times its own size) is damaged, not read (a frame of 17 bytes may
+#: say it holds a terabyte).
+MOST = 1 << 30
+
+
+def unpacked(blob: bytes) -> bytes:
+    """The content of a zstd frame ingest wrote (ValueError or ZstdError: damaged)."""
+    size = zstandard.frame_content_size(blob)
+    if size < 0 or size > max(MOST, 32 * len(blob)):
+        raise ValueError(f"a zstd frame that says it holds {size} bytes")
+    return zstandard.ZstdDecompressor().decompress(blob)
+
+
 def read_entry(blob: bytes) -> Entry | None:
     """The entry in ``blob``; None when it is damaged (fails its checksum or its shape)."""
     try:
-        return _DECODER.decode(zstandard.ZstdDecompressor().decompress(blob))
+        return _DECODER.decode(unpacked(blob))
     except (zstandard.ZstdError, msgspec.DecodeError, RecursionError, ValueError):
         return None
 
