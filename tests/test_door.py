@@ -488,6 +488,69 @@ def test_a_page_gone_with_the_records_is_named_and_the_records_agree_with_what_r
     assert TOPIC_LIST.name in {f["file"] for f in Out(out, 0).report["files"]}
 
 
+#: The seeds as ingest 0.2.0 published them (``--crawled-at 2026-11-01``; its report pages
+#: left out): the publish every upgrading site has, with no digest of its records.
+PUBLISH_0_2 = ROOT / "tests" / "fixtures" / "publish-0.2.0"
+DAMAGE_0_2 = {
+    "items cut": (
+        "items.jsonl",
+        lambda out: (out / "items.jsonl").write_bytes(
+            (PUBLISH_0_2 / "items.jsonl").read_bytes()[:5000]
+        ),
+    ),
+    "items gone": ("items.jsonl", lambda out: (out / "items.jsonl").unlink()),
+    "report gone": ("report.json", lambda out: (out / "report.json").unlink()),
+    "state file damaged": (
+        "state/earlier.msgpack",
+        lambda out: (out / "state" / "earlier.msgpack").open("ab").write(b"x"),
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE_0_2))
+def test_a_damaged_publish_of_ingest_0_2_is_mended_from_its_page_packs(
+    tmp_path: Path, damage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """0.3.0 took a 0.2.0 publish with records cut short for whole (repair: "whole"), and
+    one that lost a record file could not be repaired though its packs held every page.
+    Now the door holds it to its state manifest's digests and its report's counts, and
+    repair makes it again from its packs, with the ids it had."""
+    out = shutil.copytree(PUBLISH_0_2, tmp_path / "out")
+    ids = {json.loads(line)["id"] for line in (PUBLISH_0_2 / "items.jsonl").open("rb")}
+    name, damage_it = DAMAGE_0_2[damage]
+    damage_it(out)
+    capsys.readouterr()
+    assert run(out, "--merge") == 2
+    damaged(said(capsys)[1], out, name)
+    assert main(["repair", str(out)]) == 1
+    mended, lost = said(capsys)
+    assert one_line(mended).startswith(f"ingest: repaired the publish in {str(out)!r} ({name}")
+    assert "page" not in lost  # every page from the packs
+    assert main(["validate", str(out)]) == 0
+    assert {i["id"] for i in Out(out, 0).items} == ids
+    item = tmp_path / "item"
+    item.mkdir()
+    text = ITEM_PAGE.read_text(encoding="utf-8").replace(CLAUSE, REWORDED)
+    (item / ITEM_PAGE.name).write_text(text, encoding="utf-8")
+    assert run(out, "--merge", dumps=item) == 0  # the pages are there to merge with
+    assert changes(out) == [("item", "changed", THE38, ["summary_zh"])]
+
+
+def test_a_publish_of_ingest_0_2_whole_is_read_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = shutil.copytree(PUBLISH_0_2, tmp_path / "out")
+    before = tree(out)
+    assert main(["validate", str(out)]) == 0
+    assert main(["repair", str(out)]) == 0
+    assert said(capsys)[0].endswith(f"{out}: the publish is whole; nothing to repair\n")
+    assert tree(out) == before
+    assert run(out, "--crawled-at", "2026-11-02") == 0
+    assert {i["id"] for i in Out(out, 0).items} == {
+        json.loads(line)["id"] for line in (PUBLISH_0_2 / "items.jsonl").open("rb")
+    }
+
+
 # ----------------------------------------------------------------------------- 7. no tracebacks
 
 

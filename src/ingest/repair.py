@@ -38,6 +38,8 @@ from ingest.pipeline.steps import Context, PageCache
 from ingest.publish.door import (
     MARKER,
     RECORDS,
+    STATE,
+    STATE_VERSION,
     Damaged,
     FileSum,
     Marker,
@@ -112,6 +114,8 @@ class _Stock:
     state: State | None = None
     entries: dict[str, Path] = field(default_factory=dict)  # sha256 → a whole entry
     report: Report | None = None
+    legacy: dict[str, bytes] = field(default_factory=dict)  # sha256 → ingest 0.2's page
+    legacy_refs: list[PageRef] | None = None  # ingest 0.2's pages, as its manifest lists them
 
 
 def _stock(target: Path, marker: Marker | None) -> _Stock:
@@ -131,6 +135,8 @@ def _stock(target: Path, marker: Marker | None) -> _Stock:
         found.state = decode_state(raw)
     if not listed:
         _agreeing(found)
+    if marker is not None and marker.state_version < STATE_VERSION:
+        _legacy_pages(target, found)
     pages = target / cache.FOLDER
     for path in sorted(pages.iterdir()) if pages.is_dir() else []:
         blob = _whole(path, None)
@@ -139,6 +145,33 @@ def _stock(target: Path, marker: Marker | None) -> _Stock:
         if entry is not None and hashlib.sha256(entry.data).hexdigest() == sha256:
             found.entries[sha256] = path
     return found
+
+
+def _legacy_pages(target: Path, found: _Stock) -> None:
+    """ingest 0.2's pages, from the packs its manifest lists (each page checked by its
+    sha256): a publish of ingest 0.2 has no page entries."""
+    raw = _whole(target / STATE / "manifest.json", None)
+    try:
+        doc = msgspec.json.decode(raw) if raw is not None else None
+    except (msgspec.DecodeError, RecursionError, ValueError):
+        doc = None
+    pages = doc.get("pages") if isinstance(doc, dict) else None
+    if not isinstance(pages, list):
+        return
+    packs: dict[str, bytes] = {}
+    found.legacy_refs = []
+    for p in pages:
+        try:
+            file, sha256, pack = str(p["file"]), str(p["sha256"]), str(p["pack"])
+            offset, size, day = int(p["offset"]), int(p["size"]), p.get("crawled_at")
+        except (KeyError, TypeError, ValueError):
+            continue
+        found.legacy_refs.append(PageRef(file, sha256, size, day if isinstance(day, str) else None))
+        if "/" not in pack and pack not in packs:
+            packs[pack] = _whole(target / STATE / pack, None) or b""
+        data = packs.get(pack, b"")[offset : offset + size]
+        if hashlib.sha256(data).hexdigest() == sha256:
+            found.legacy[sha256] = data
 
 
 def _agreeing(found: _Stock) -> None:
@@ -197,10 +230,11 @@ def _mend(folder: Folder, target: Path, marker: Marker | None, damage: str) -> R
     staging = folder.staging()
     try:
         staging.folder(cache.FOLDER)
-        if all(n in stock.whole for n in RECORDS):
+        pages = stock.entries.keys() | stock.legacy.keys()
+        if all(n in stock.whole for n in RECORDS) and not stock.legacy:
             output = _kept(stock, previous)
             done.append("the state made again from the records and the pages that remain")
-        elif not any(r.sha256 in stock.entries for r in refs):
+        elif not any(r.sha256 in pages for r in refs):
             raise UsageError(
                 f"cannot repair {str(target)!r}: its records are damaged and none of its "
                 "pages remains to make them again"
@@ -223,6 +257,8 @@ def _pages(stock: _Stock, lost: list[str]) -> list[PageRef]:
     items name them."""
     if stock.state is not None:
         return stock.state.pages
+    if stock.legacy_refs is not None:
+        return stock.legacy_refs
     if stock.report is not None:
         day = stock.report.run.crawled_at
         if any(f.origin == "state" for f in stock.report.files):
@@ -295,9 +331,9 @@ def _recomputed(
     building on its own records for the ids; its change set kept when whole, else lost."""
     inputs = []
     for ref in refs:
-        if ref.sha256 in stock.entries:
+        if ref.sha256 in stock.entries or ref.sha256 in stock.legacy:
             day = dt.date.fromisoformat(ref.crawled_at) if ref.crawled_at else None
-            inputs.append(StoredPage(ref.file, ref.sha256, day))
+            inputs.append(StoredPage(ref.file, ref.sha256, day, stock.legacy.get(ref.sha256)))
     previous.sequence -= 1  # the publish computed again is the one it was
     pages = PageCache(target, frozenset(stock.entries), this_build, staging.path)
     days = [dt.date.fromisoformat(r.crawled_at) for r in refs if r.crawled_at]
@@ -306,13 +342,13 @@ def _recomputed(
     output = compute(JobOptions([], target), list(inputs), ctx)
     previous.sequence += 1
     files = [structs.replace(f, origin="input") for f in output.report.files]
-    if len(inputs) < len(refs):  # pages gone: nothing kept of records made of them all
+    if len(inputs) < len(refs) or stock.legacy:  # pages gone, or of ingest 0.2: all made again
         run_info = stock.report.run if stock.report is not None else None
         for name in RECORDS:
             stock.whole.pop(name, None)
         stock.report = None
         for ref in refs:
-            if ref.sha256 not in stock.entries:
+            if ref.sha256 not in stock.entries and ref.sha256 not in stock.legacy:
                 lost.append(f"page {ref.file!r}: its bytes are gone, and what records held of it")
     else:
         run_info = None

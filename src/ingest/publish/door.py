@@ -182,9 +182,45 @@ class Opened:
         self._checked.add(name)
 
     def check_all(self) -> None:
-        """Every file the marker lists, read and checked against its digest."""
+        """Every file the marker lists, read and checked against its digest (a publish of
+        ingest 0.2: against what its state and its report say)."""
         for name in sorted(self.files):
             self.check(name)
+        if self.legacy and self.marker is not None:
+            self._check_0_2()
+
+    def _check_0_2(self) -> None:
+        """ingest 0.2 gave no digest of its records: its marker gives its state manifest's,
+        that manifest its state files', and its report counts its records."""
+        want = self._json(MARKER).get("state_manifest")
+        if isinstance(want, str) and want:
+            manifest = f"{STATE}/manifest.json"
+            if digest(self.read(manifest)) != want:
+                raise Damaged(self.folder, f"{manifest} does not match its checksum")
+            for name, listed in (self._json(manifest).get("files") or {}).items():
+                try:
+                    sums = msgspec.convert(listed, FileSum)
+                except msgspec.ValidationError:
+                    raise Damaged(self.folder, f"{manifest} lists {name!r} oddly") from None
+                with self.open(f"{STATE}/{name}") as fh:
+                    check_stream(self.folder, f"{STATE}/{name}", fh, sums)
+        totals = self._json("report.json").get("totals")
+        for name, key in (("items", "items"), ("topics", "topics"), ("rejects", "rejects")):
+            count = totals.get(key) if isinstance(totals, dict) else None
+            found = sum(1 for line in self.lines(f"{name}.jsonl") if line.strip())
+            if isinstance(count, int) and found != count:
+                raise Damaged(
+                    self.folder, f"{name}.jsonl holds {found} records, its report counts {count}"
+                )
+
+    def _json(self, name: str) -> dict[str, Any]:
+        try:
+            doc = msgspec.json.decode(self.read(name))
+        except (msgspec.DecodeError, RecursionError, ValueError):
+            doc = None
+        if not isinstance(doc, dict):
+            raise Damaged(self.folder, f"{name} does not read as ingest wrote it")
+        return doc
 
     def open(self, name: str) -> BinaryIO:
         """A file of the publish, open for reading (a regular file, never followed)."""
