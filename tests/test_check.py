@@ -234,13 +234,17 @@ def test_the_fixture_moved_elsewhere_gives_the_same_records(
     its path in pages/), so a fixture copied to another place and run from another folder
     passes."""
     (pinned / "pages" / "junk.txt").write_text("just words\n", encoding="utf-8")  # a reject
+    (pinned / "kept").mkdir()  # a page linked from beyond pages/: a reject that names it
+    shutil.copy(pinned / "pages" / "junk.txt", pinned / "kept" / "page.txt")
+    (pinned / "pages" / "linked.txt").symlink_to(Path("..", "kept", "page.txt"))
     assert check(capsys, pinned, "--update")[0] == 0
     expected = b"".join((pinned / "expected" / n).read_bytes() for n in RECORDS)
     assert str(tmp_path_factory.getbasetemp()).encode() not in expected
     named = [s["file"] for i in lines_of(pinned / "expected" / "items.jsonl") for s in i["sources"]]
     named += [r["file"] for r in lines_of(pinned / "expected" / "rejects.jsonl")]
     assert set(named) == {p.name for p in (pinned / "pages").iterdir()}
-    moved = Path(shutil.copytree(pinned, tmp_path / "elsewhere" / "renamed"))
+    assert "'kept/page.txt'" in (pinned / "expected" / "rejects.jsonl").read_text("utf-8")
+    moved = Path(shutil.copytree(pinned, tmp_path / "elsewhere" / "renamed", symlinks=True))
     monkeypatch.chdir(moved / "pages")
     assert check(capsys, "..") == (0, SAME + "\n", "")
 
@@ -440,6 +444,7 @@ def test_relative_ages_are_read_on_the_day_the_fixture_declares(
         pytest.param('{"crawled_at": "2026-13-29"}', id="no-such-day"),
         pytest.param('{"crawled_at": "29/11/2026"}', id="another-format"),
         pytest.param('{"crawled_at": 20261129}', id="a-number"),
+        pytest.param('{"crawled_at": "20261129"}', id="iso-basic-format"),
         pytest.param('["2026-11-29"]', id="a-list"),
         pytest.param('{"crawled_at": "2026-11', id="cut"),
     ],
@@ -532,6 +537,10 @@ def _list(fixture: Path, path: Path) -> None:
     path.write_text("[1, 2]\n", encoding="utf-8")
 
 
+def _to_pages(fixture: Path, path: Path) -> None:
+    path.symlink_to("pages")
+
+
 def _nowhere(fixture: Path, path: Path) -> None:
     path.symlink_to("/nonexistent/gone.txt")
 
@@ -543,6 +552,8 @@ HOSTILE: dict[str, tuple[Callable[[Path], None], str]] = {
     "fixture-a-file": (_replace("", _a_file), "is not a folder"),
     "no-pages": (_replace("pages", _nothing), "has no pages/ folder"),
     "pages-a-file": (_replace("pages", _a_file), "has no pages/ folder"),
+    "pages-empty": (_replace("pages", _folder), "pages/ holds no page"),
+    "expected-linked-to-pages": (_replace("expected", _to_pages), "expected is a link"),
     "expected-a-file": (_replace("expected", _a_file), "expected is not a folder"),
     "items-gone": (_replace("expected/items.jsonl", _nothing), "items.jsonl: cannot be read"),
     "items-a-fifo": (_replace("expected/items.jsonl", _fifo), "not a regular file"),

@@ -10,6 +10,7 @@ import difflib
 import errno
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from msgspec import structs
 
 from ingest.contract import Item, Reject, Topic, jsonl, to_builtins
 from ingest.errors import UsageError
@@ -91,6 +93,12 @@ def _opened(fixture: Path, update: bool) -> tuple[Path, Path, dt.date | None]:
     pages, expected = fixture / "pages", fixture / "expected"
     if not pages.is_dir():
         raise UsageError(f"fixture {str(fixture)!r} has no pages/ folder of pages to run")
+    if not any(pages.iterdir()):
+        raise UsageError(f"fixture {str(fixture)!r}: its pages/ holds no page to run")
+    if expected.is_symlink():
+        raise UsageError(
+            f"fixture {str(fixture)!r}: expected is a link; it must be a folder of its own"
+        )
     if os.path.lexists(expected) and not expected.is_dir():
         raise UsageError(f"fixture {str(fixture)!r}: expected is not a folder")
     if not update and not expected.is_dir():
@@ -131,6 +139,8 @@ def _crawl_day(path: Path) -> dt.date | None:
         if not isinstance(doc, dict):
             raise ValueError("not a JSON object")
         day = doc.get("crawled_at")
+        if day is not None and not (isinstance(day, str) and _DAY.fullmatch(day)):
+            raise ValueError(f"crawled_at {day!r} is not YYYY-MM-DD")
         return None if day is None else dt.date.fromisoformat(day)
     except (OSError, ValueError, TypeError, RecursionError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else e
@@ -139,12 +149,24 @@ def _crawl_day(path: Path) -> dt.date | None:
         ) from None
 
 
+#: A crawl day as ``run --crawled-at`` takes it (not ``20261102`` nor ``2026-W45-1``).
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 def _records(pages: Path, day: dt.date | None) -> dict[str, list[Any]]:
-    """The records ``ingest run`` makes of the pages, as a first publish."""
+    """The records ``ingest run`` makes of the pages, as a first publish; a reject's
+    message names a path inside the fixture relative to it (not where the fixture is)."""
     inputs = collect_inputs([str(pages)])
     ctx = Context.building_on(Previous(), RunSettings("snapshot", day))
     output = compute(JobOptions([str(pages)], pages), list(inputs), ctx)
-    return dict(zip(EXPECTED, (output.items, output.topics, output.rejects), strict=True))
+    roots = sorted({str(pages.parent.resolve()), str(pages.parent.absolute())}, key=len)
+    rejects = []
+    for r in output.rejects:
+        message = r.message
+        for root in reversed(roots):
+            message = message.replace(root + os.sep, "")
+        rejects.append(r if message == r.message else structs.replace(r, message=message))
+    return dict(zip(EXPECTED, (output.items, output.topics, rejects), strict=True))
 
 
 def _read_expected(path: Path) -> list[Record]:
