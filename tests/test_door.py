@@ -38,6 +38,8 @@ import pytest
 from conftest import ITEM_PAGE, ROOT, SEEDS, TOPIC_LIST, TOPIC_PAGE, Out, reseal
 from ingest import SCHEMA_VERSION
 from ingest.cli import main
+from ingest.errors import ReadError
+from ingest.reader import read_publish
 
 #: #38's summary, on the topic page and the item page (see test_state.py): reworded on
 #: both, the item keeps its id only through what the state remembers of it.
@@ -549,6 +551,30 @@ def test_a_publish_of_ingest_0_2_whole_is_read_as_it_is(
     assert {i["id"] for i in Out(out, 0).items} == {
         json.loads(line)["id"] for line in (PUBLISH_0_2 / "items.jsonl").open("rb")
     }
+
+
+@pytest.mark.parametrize("name", ["state/records.zst", "report.html", "a page's entry"])
+def test_publish_and_the_reader_check_every_file_the_publish_lists(
+    out: Path, tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A byte changed in a file neither reads (its size the same): the database is not
+    written and the reader raises ReadError, both naming the file and ``ingest repair``."""
+    name = entry_of(TOPIC_LIST) if name == "a page's entry" else name
+    data = bytearray((out / name).read_bytes())
+    data[len(data) // 2] ^= 1
+    (out / name).write_bytes(bytes(data))
+    db = tmp_path / "site.sqlite"
+    capsys.readouterr()
+    assert main(["publish", str(out), "--db", f"sqlite:///{db}"]) == 2
+    damaged(said(capsys)[1], out, f"{name} does not match its checksum")
+    assert not db.exists()
+    with pytest.raises(ReadError, match=re.escape(f"is damaged: {name} does not match")):
+        read_publish(out)
+
+
+def test_the_reader_raises_only_read_error_for_a_path_with_a_nul_byte() -> None:
+    with pytest.raises(ReadError):
+        read_publish("\0x")
 
 
 # ----------------------------------------------------------------------------- 7. no tracebacks

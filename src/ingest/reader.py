@@ -24,7 +24,7 @@ import msgspec
 from ingest import SCHEMA_VERSION
 from ingest.contract import Change, Item, Out, Reject, Report, RunInfo, Topic
 from ingest.errors import ReadError, UsageError
-from ingest.publish.door import Marker, Opened, check_stream, reading
+from ingest.publish.door import Marker, Opened, reading
 from ingest.records import RunOutput
 
 __all__ = ["Change", "Item", "Publish", "PublishedTopic", "Reject", "Report", "Topic"]
@@ -100,9 +100,11 @@ def read_publish(path: str | os.PathLike[str]) -> Publish:
         return opened.marker, {n: opened.read(n) for n in (REPORT, ITEMS, TOPICS, CHANGES, REJECTS)}
 
     try:
-        marker, data = reading(folder, read)
+        marker, data = reading(folder, read, check=True)
     except UsageError as e:
         raise ReadError(str(e)) from None
+    except ValueError as e:  # a path no file system holds (a NUL byte)
+        raise ReadError(f"{str(folder)!r} is no path to a folder ({e})") from None
     if marker is not None:
         _check_version(folder / MARKER, marker.schema_version)
     report = folder / REPORT
@@ -322,14 +324,9 @@ def open_published(folder: Path) -> Iterator[Published]:
     with ExitStack() as stack:
 
         def handles(opened: Opened) -> tuple[Opened, dict[str, BinaryIO]]:
-            found = {n: stack.enter_context(opened.open(n)) for n in FILES}
-            for name, fh in found.items():
-                listed = opened.files.get(name)
-                if listed is not None:
-                    check_stream(opened.folder, name, fh, listed)
-            return opened, found
+            return opened, {n: stack.enter_context(opened.open(n)) for n in FILES}
 
-        opened, found = reading(folder, handles)
+        opened, found = reading(folder, handles, check=True)  # every file it lists, whole
         if opened.marker is not None:
             _check_version(folder / MARKER, opened.marker.schema_version, UsageError)
         published = Published(opened, found)
