@@ -76,10 +76,19 @@ SECTIONS: tuple[str | None, ...] = (
 )
 
 
-def page_part(listings: list[str], section: str | None = SECTION, shape: str = "flat") -> str:
+#: The topic's URL in the seed's header, and what a later part's may add: its page number.
+URL = f"https://oplearnx.com/topics/{SLUG}"
+PAGE_OF_URL = ("", "?page={n}", "/page/{n}/", "?utm_source=feed&page={n}")
+
+
+def page_part(
+    listings: list[str], section: str | None = SECTION, shape: str = "flat", url: str = URL
+) -> str:
     """A topic page over ``listings`` (as :data:`LISTINGS` shows them), with the seed's
-    header and footer: flattened onto one line as the seed is, or with its line breaks."""
-    flat = f"{TOP} {SECTION} {' '.join(listings)} {FOOT}"
+    header (its URL ``url``) and footer: flattened onto one line as the seed is, or with
+    its line breaks."""
+    assert TOP.count(f"[{URL}]") == 1
+    flat = f"{TOP.replace(f'[{URL}]', f'[{url}]')} {SECTION} {' '.join(listings)} {FOOT}"
     if shape == "lines":
         text = multiline_topic_page(flat)
         return text.replace(f"\n{SECTION}\n", f"\n{section}\n" if section else "\n", 1)
@@ -197,7 +206,8 @@ class Cut:
 @st.composite
 def cut_seeds(draw: st.DrawFn) -> Cut:
     """The seed topic page in 2–4 parts cut at any ranks (each with the header and the
-    footer; a later one with its section line the same, another or none, and maybe
+    footer; a later one with its page number in its URL, its section line the same, another
+    or none, and maybe
     repeating the last listing of the part before it), the topic list in 1–3 parts (each
     with the description and stats lines, maybe repeating an entry), the item page; each
     part flattened, with line breaks, or saved HTML of a drawn shape; any file names."""
@@ -215,7 +225,9 @@ def cut_seeds(draw: st.DrawFn) -> Cut:
             text = topic_page_part(number, first, hi, heading)
             shape = f"html #{number}"
         else:
-            text = page_part(ranks(first, hi), section, shape)
+            url = URL + draw(st.sampled_from(PAGE_OF_URL if n else ("",))).format(n=n + 1)
+            text = page_part(ranks(first, hi), section, shape, url)
+            shape += f" {url}"
         parts.append((f"page {first}-{hi} {shape} {section!r}", text))
     k = draw(st.integers(1, 3), label="topic list parts")
     cuts = sorted(draw(st.sets(st.integers(1, len(ENTRIES) - 1), min_size=k - 1, max_size=k - 1)))
