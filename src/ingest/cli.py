@@ -33,7 +33,7 @@ examples:
   ingest publish out/                        # into ./out.sqlite
   ingest publish out/ --db postgresql://site@db.example:5432/site
   ingest validate out/
-  ingest repair out/                         # rebuild a damaged state/
+  ingest repair out/                         # mend a damaged publish
   ingest schema --write
 """
 
@@ -67,14 +67,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 REPAIR_HELP = """\
-Rebuild the state of the publish in DIR (default: out/) when a run refused it as
-damaged: from the publish's own records (items.jsonl, topics.jsonl) and the pages whose
-bytes still match their sha256. What is whole is kept; the records are not touched; the
-new state is published atomically. Says what it could not keep.
+Mend the publish in DIR (default: out/) when a command refused it as damaged, from what
+remains of it: every file still whole (its checksum as the marker lists it) is kept, and
+the rest is made again — the state from the records and the page entries, damaged records
+(and the report) from the pages the state keeps (an ingest 0.2 publish: from its page
+packs), building on the publish's own ids. The mended publish goes in atomically. Says
+each thing it could not keep.
 
-exit codes: 0 the state is whole (it was, or is now, with nothing lost);
-            1 repaired, but something could not be kept (said on stderr);
-            2 cannot repair (not a publish, its records unreadable, output locked).
+exit codes: 0 the publish is whole (it was, or is now, with nothing lost);
+            1 mended, but something could not be kept (said on stderr);
+            2 cannot repair (not a publish, nothing left to make it from, output locked).
 """
 
 CHECK_HELP = """\
@@ -211,7 +213,7 @@ def _parser() -> argparse.ArgumentParser:
     v.set_defaults(func=cmd_validate)
     rep = sub.add_parser(
         "repair",
-        help="rebuild a damaged state/ from the publish's records and pages",
+        help="mend a damaged publish from what remains of it",
         description=REPAIR_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
