@@ -247,6 +247,49 @@ def test_the_same_pages_again_publish_nothing_and_say_so(
     assert took == {"nothing new": True}
 
 
+@pytest.mark.parametrize("unread", ["a folder named like a page", "a link out of the folder"])
+def test_a_file_rejected_unread_gone_is_something_new(tmp_path: Path, unread: str) -> None:
+    """A file the publish's run rejected without reading it (no bytes, no sha256) that is
+    gone today: the day is no "nothing new" (the publish kept its reject), and publishes
+    what a --full run does."""
+    dumps = seeds_in(tmp_path / "dumps")
+    odd = dumps / "old.txt"
+    if unread.startswith("a folder"):
+        odd.mkdir()
+    else:
+        odd.symlink_to(tmp_path / "elsewhere.txt")
+        (tmp_path / "elsewhere.txt").write_bytes(ITEM_BYTES)
+    out = tmp_path / "out"
+    assert run(dumps, out) == 0
+    assert [r["file"] for r in json_lines(out / "rejects.jsonl")] == ["old.txt"]
+    if odd.is_symlink():
+        odd.unlink()
+    else:
+        odd.rmdir()
+    assert same_as_full(out, dumps, tmp_path) != {"nothing new": True}
+    assert json_lines(out / "rejects.jsonl") == []
+
+
+def test_strict_on_a_day_with_nothing_new_still_refuses_the_publish_rejects(
+    tmp_path: Path,
+) -> None:
+    """--strict asks that a publish with rejects be refused (exit 1): the same pages again
+    are no "nothing new" to let it pass quietly."""
+    dumps = seeds_in(tmp_path / "dumps")
+    (dumps / "empty.txt").write_bytes(b"")
+    out = tmp_path / "out"
+    assert run(dumps, out) == 0
+    assert run(dumps, out) == 0  # nothing new
+    assert run(dumps, out, "--strict") == 1
+
+
+def json_lines(path: Path) -> list[Any]:
+    return [json.loads(line) for line in path.read_bytes().splitlines()]
+
+
+ITEM_BYTES = (SEEDS / "004_580ca6da1b58938c.txt").read_bytes()
+
+
 def test_a_changed_page_is_parsed_again_and_the_report_says_why(tmp_path: Path) -> None:
     folder, out = seeds_in(tmp_path / "in"), tmp_path / "out"
     assert run(folder, out) == 0

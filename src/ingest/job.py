@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from msgspec import structs
+import msgspec
+from msgspec import Struct, structs
 
 from ingest import SCHEMA_VERSION, __version__
 from ingest.contract import Recomputed, Reused, json_bytes, jsonl
@@ -31,7 +32,7 @@ from ingest.errors import PublishError, UsageError
 from ingest.extract.discover import InputFile, collect_inputs, read_bytes
 from ingest.pipeline.local import Advance, LocalEngine, Spooled
 from ingest.pipeline.steps import Begin, Context, Engine, PageCache, Step, run_steps
-from ingest.publish.door import STATE_VERSION, FileSum, Marker, digest
+from ingest.publish.door import STATE_VERSION, FileSum, Marker, Opened, digest
 from ingest.publish.folder import Folder, Staging, check_apart, check_owned
 from ingest.publish.signals import Stops
 from ingest.records import RunOutput, packed
@@ -246,10 +247,13 @@ def _nothing_new(previous: Previous, inputs: list[InputFile], opts: JobOptions, 
     was it made by this build (its records are then what this run would make)? With
     ``--merge``: are they all among its pages? A crawl day that would date a page earlier
     than its recorded first crawl (or date one never dated) is something new."""
-    if previous.opened is None or previous.opened.legacy or previous.build != build or opts.full:
+    opened = previous.opened
+    if opened is None or opened.legacy or previous.build != build or opts.full:
         return False
-    if any(f.problem is not None for f in inputs):
-        return False
+    if any(f.problem is not None for f in inputs) or _unread_files(opened):
+        return False  # a file rejected unread (a link out, a FIFO) is known by no bytes
+    if opts.strict and opened.files["rejects.jsonl"].size:
+        return False  # the run that publishes them is refused, as --strict asks
     pages = {r.file: r for r in previous.pages}
     if not opts.merge and len(pages) != len(inputs):
         return False
@@ -264,6 +268,21 @@ def _nothing_new(previous: Previous, inputs: list[InputFile], opts: JobOptions, 
     with ThreadPoolExecutor(max(2, opts.jobs)) as threads:
         found = threads.map(_sha256, (f.path for f in inputs))
         return all(h == pages[f.name].sha256 for f, h in zip(inputs, found, strict=True))
+
+
+class _FileNamed(Struct):
+    sha256: str
+
+
+class _Files(Struct):
+    files: list[_FileNamed]
+
+
+def _unread_files(opened: Opened) -> bool:
+    """Did the publish's run reject a file it could not read (one without its bytes)?"""
+    return any(
+        not f.sha256 for f in msgspec.json.decode(opened.read("report.json"), type=_Files).files
+    )
 
 
 def _size(path: Path) -> int:
