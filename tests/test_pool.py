@@ -131,7 +131,7 @@ def sending(proc: subprocess.Popen[bytes]) -> list[int]:
     def writing(pid: int) -> bool:
         for fd in Path(f"/proc/{pid}/fd").glob("*"):
             with contextlib.suppress(OSError):
-                if "ingest-results-" in os.readlink(fd):
+                if ".results-" in os.readlink(fd):
                     return True
         return False
 
@@ -276,12 +276,19 @@ def test_the_workers_die_with_a_run_killed_outright(tmp_path: Path, moment: Mome
     process) while its workers parse, or while one of them is blocked sending its results,
     takes them with it: one left waiting for work, or for a reader, for ever would hold the
     run's stderr open (a pipeline that never ends) and its share of the memory."""
-    with _running(_dumps(tmp_path / "dumps"), tmp_path / "out") as proc:
+    dumps, out = _dumps(tmp_path / "dumps"), tmp_path / "out"
+    with _running(dumps, out) as proc:
         workers = moment(proc)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=ENDS_WITHIN)
         assert not outliving(workers), f"workers {workers} outlived the run"  # (killed now)
         _stderr(proc)  # its stderr ends: nothing else holds it
+    # what its workers left is beside the folder, never in /tmp, and the next run removes it
+    assert [p.name for p in tmp_path.iterdir() if ".results-" in p.name] == [
+        f".out.results-{proc.pid}"
+    ]
+    assert main(["run", str(dumps), "--out", str(out), "--quiet"]) == 0
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 #: Ctrl-C: SIGINT to the terminal's process group (the run and its workers, which leave it

@@ -33,7 +33,7 @@ from ingest.extract.discover import InputFile, collect_inputs, read_bytes
 from ingest.pipeline.local import Advance, LocalEngine, Spooled
 from ingest.pipeline.steps import Begin, Context, Engine, PageCache, Step, run_steps
 from ingest.publish.door import STATE_VERSION, FileSum, Marker, Opened, digest
-from ingest.publish.folder import Folder, Staging, check_apart, check_owned
+from ingest.publish.folder import Folder, Staging, check_apart, check_owned, side_path
 from ingest.publish.signals import Stops
 from ingest.records import RunOutput, packed
 from ingest.report import write_report, write_report_into
@@ -138,7 +138,7 @@ def _run(
     pages = PageCache(previous.folder, kept, this_build, staging.path, take=not opts.full)
     settings = RunSettings("merge" if opts.merge else "snapshot", opts.crawled_at)
     ctx = Context.building_on(previous, settings, pages)
-    with _engine(opts, watch) as engine:
+    with _engine(opts, watch, side_path(folder.target, "results")) as engine:
         output = _steps(engine, inputs, ctx, watch)
         written = {p.sha256: p.entry for p in ctx.topics.pages if p.entry is not None}
         del ctx
@@ -181,16 +181,16 @@ def _publish(
 
 
 @contextmanager
-def _engine(opts: JobOptions, watch: Watch) -> Iterator[Engine]:
+def _engine(opts: JobOptions, watch: Watch, spool: Path | None = None) -> Iterator[Engine]:
     """The engine of the run, alive until the block ends (the publish may use its
-    workers): the local one, or one on a Dask cluster."""
+    workers): the local one (its workers' results in ``spool``), or one on a Dask cluster."""
     if opts.engine == "dask":
         from ingest.pipeline.dask import DaskEngine, connected
 
         with connected(opts.scheduler, opts.jobs):
             yield DaskEngine(max(1, opts.jobs * 4))
     else:
-        with LocalEngine(opts.jobs, watch.advance) as engine:
+        with LocalEngine(opts.jobs, watch.advance, spool) as engine:
             yield engine
 
 

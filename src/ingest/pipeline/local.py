@@ -29,6 +29,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ingest.errors import WorkerLost
@@ -47,8 +48,13 @@ class LocalEngine:
     """Lists and dicts in this process; ``jobs`` > 1 adds worker processes for pool steps.
     Use as a context manager: the workers end with it."""
 
-    def __init__(self, jobs: int = 1, advance: Advance | None = None) -> None:
-        self.jobs, self.advance = jobs, advance
+    def __init__(
+        self, jobs: int = 1, advance: Advance | None = None, spool: Path | None = None
+    ) -> None:
+        """``spool``: the folder the workers leave their results in (made here; default: a
+        temporary one), beside the output folder for a run, whose next run removes it
+        should this one be killed."""
+        self.jobs, self.advance, self.spool = jobs, advance, spool
         self._pool: ProcessPoolExecutor | None = None
         self._spool: str | None = None  # where the workers leave their results
 
@@ -160,7 +166,11 @@ class LocalEngine:
         if self._pool is None:
             methods = multiprocessing.get_all_start_methods()
             context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-            self._spool = tempfile.mkdtemp(prefix="ingest-results-")
+            if self.spool is None:
+                self._spool = tempfile.mkdtemp(prefix="ingest-results-")
+            else:
+                os.mkdir(self.spool, 0o700)
+                self._spool = str(self.spool)
             held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
             try:
                 self._pool = ProcessPoolExecutor(self.jobs, context, initializer=_worker_start)

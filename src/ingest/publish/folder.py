@@ -270,7 +270,8 @@ def _holder(raw: bytes) -> str:
 
 
 def side_path(out_dir: Path, kind: str, pid: int | None = None) -> Path:
-    """What a run keeps beside ``out_dir`` while it works: ``staging`` or ``old``."""
+    """What a run keeps beside ``out_dir`` while it works: ``staging``, ``old`` or its
+    workers' ``results``."""
     return out_dir.parent / f".{out_dir.name}.{kind}-{os.getpid() if pid is None else pid}"
 
 
@@ -278,7 +279,7 @@ def clean_stale(out_dir: Path, locked: bool) -> None:
     """Remove what earlier runs of ``out_dir`` left beside it. Without the lock only what
     this pid or a dead one left is touched. An ``old`` folder with no ``out_dir`` is a
     fallback swap cut between its two renames: it is moved back into place."""
-    pattern = re.compile(rf"\.{re.escape(out_dir.name)}\.(staging|old|pack)-(\d+)")
+    pattern = re.compile(rf"\.{re.escape(out_dir.name)}\.(staging|old|pack|results)-(\d+)")
     for entry in os.scandir(out_dir.parent):
         match = pattern.fullmatch(entry.name)
         if match is None:
