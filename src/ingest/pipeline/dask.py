@@ -11,6 +11,7 @@ value of the graph. Without ``--scheduler`` the run starts a ``LocalCluster`` of
 
 from __future__ import annotations
 
+import logging
 import signal
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -127,8 +128,12 @@ def connected(scheduler: str | None, workers: int) -> Iterator[Any]:
         return
     ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)  # its processes: the run's to stop
     try:
-        cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+        cluster = LocalCluster(  # its log is the cluster's business: the run says one line
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.CRITICAL,
         )
     finally:
         signal.signal(signal.SIGINT, ignored)
