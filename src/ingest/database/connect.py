@@ -132,13 +132,10 @@ def use_wal(engine: Engine) -> None:
     """SQLite's readers see the last committed publish while the next is written (a server
     does this by itself). Persistent in the file, so set once; outside any transaction (on
     the driver's connection)."""
-    raw = engine.raw_connection()
-    try:
+    with contextlib.closing(engine.raw_connection()) as raw:
         driver: Any = raw.driver_connection
         if driver.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             driver.execute("PRAGMA journal_mode = WAL")
-    finally:
-        raw.close()
 
 
 @contextmanager
@@ -301,14 +298,11 @@ def remove_if_unused(file: SqliteFile) -> None:
         conn = sqlite3.connect(file.path, timeout=0, isolation_level=None)
     except sqlite3.Error:
         return
-    try:
+    # an error: the file is in use, or not ours to judge; it stays
+    with contextlib.closing(conn), contextlib.suppress(sqlite3.Error, OSError):
         conn.execute("BEGIN IMMEDIATE")
         tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
         if tables == 0 and _identity(file.path) == file.identity:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(FileNotFoundError):
                     Path(f"{file.path}{suffix}").unlink()
-    except (sqlite3.Error, OSError):
-        pass  # in use, or not ours to judge: it stays
-    finally:
-        conn.close()

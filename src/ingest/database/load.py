@@ -19,13 +19,13 @@ from sqlalchemy.engine import Connection
 import ingest.database.connect as db
 import ingest.database.rows as r
 import ingest.database.tables as t
-from ingest.contract import Change, ChangeCounts, Item, OpCounts, Topic, Values, to_builtins
+from ingest.contract import Change, ChangeCounts, Item, Topic, Values, to_builtins
 from ingest.database.rows import Checked, Delta
 from ingest.database.tables import batches
 from ingest.errors import PublishError
 from ingest.publish.signals import FAULT_ENV
 from ingest.reader import Published
-from ingest.state.changes import changed_fields
+from ingest.state.changes import changed_fields, counts
 
 #: Records per batch: rows are written (and old records read back) a batch at a time.
 BATCH = 250
@@ -52,36 +52,29 @@ def _key(record: Item | Topic) -> str:
     return record.id if isinstance(record, Item) else record.slug
 
 
-def counts(items: Delta, topics: Delta, merged: dict[str, str], log: list[Change]) -> ChangeCounts:
-    def of(entity: str, d: Delta, into: dict[str, str]) -> OpCounts:
-        gone_into = sum(1 for k in d.removed if k in into)
-        return OpCounts(
-            added=len(d.added),
-            changed=sum(1 for c in log if c.entity == entity),
-            removed=len(d.removed) - gone_into,
-            merged=gone_into,
-        )
-
-    return ChangeCounts(items=of("item", items, merged), topics=of("topic", topics, {}))
-
-
-def log_rows(
-    publish_id: int, items: Delta, topics: Delta, merged: dict[str, str], log: list[Change]
-) -> Iterator[r.Row]:
-    """The ``changes`` rows of this publish: ``changes.jsonl``'s lines (``field_values``
-    their ``values``, ``{}`` where a line has none)."""
-    row: r.Row = {"publish_id": publish_id, "fields": [], "into_id": None, "field_values": {}}
+def _added_and_gone(items: Delta, topics: Delta, merged: dict[str, str]) -> list[Change]:
+    """The ``added``, ``removed`` and ``merged`` lines of this publish's change log."""
+    log = []
     for entity, d, into in (("item", items, merged), ("topic", topics, {})):
-        for key in d.added:
-            yield dict(row, entity=entity, id=key, op="added")
+        log += [Change(entity, "added", key, [], None) for key in d.added]  # type: ignore[arg-type]
         for key in d.removed:
             op = "merged" if key in into else "removed"
-            yield dict(row, entity=entity, id=key, op=op, into_id=into.get(key))
+            log.append(Change(entity, op, key, [], into.get(key)))  # type: ignore[arg-type]
+    return log
+
+
+def log_rows(publish_id: int, log: list[Change]) -> Iterator[r.Row]:
+    """The ``changes`` rows of this publish: ``changes.jsonl``'s lines."""
     for c in log:
-        values = msgspec.to_builtins(c.values)
-        yield dict(
-            row, entity=c.entity, id=c.id, op="changed", fields=c.fields, field_values=values
-        )
+        yield {
+            "publish_id": publish_id,
+            "entity": c.entity,
+            "id": c.id,
+            "op": c.op,
+            "fields": c.fields,
+            "into_id": c.into,
+            "field_values": msgspec.to_builtins(c.values),
+        }
 
 
 @dataclass(slots=True)
@@ -169,7 +162,7 @@ def _fault(point: str) -> None:
         os.kill(os.getpid(), signal.SIGSTOP if action == "stop" else signal.SIGTERM)
 
 
-_NONE = ChangeCounts(items=OpCounts(0, 0, 0, 0), topics=OpCounts(0, 0, 0, 0))
+_NONE = counts([])
 
 
 @dataclass(slots=True)
@@ -252,12 +245,12 @@ class DatabaseWriter:
         latest = select(t.publishes.c.digest).order_by(t.publishes.c.id.desc()).limit(1)
         if not (items or topics) and conn.execute(latest).scalar() == checked.digest:
             return outcome
-        log = _changed(conn, pub, "topic", topics.changed_lines)
+        log = _added_and_gone(items, topics, checked.merged)
+        log += _changed(conn, pub, "topic", topics.changed_lines)
         log += _changed(conn, pub, "item", items.changed_lines)
-        outcome.counts = counts(items, topics, checked.merged, log)
+        outcome.counts = counts(log)
         outcome.publish_id = self._record(conn, checked, outcome.counts)
-        rows = log_rows(outcome.publish_id, items, topics, checked.merged, log)
-        for batch in batches(rows, BATCH * 4):
+        for batch in batches(log_rows(outcome.publish_id, log), BATCH * 4):
             conn.execute(t.changes.insert(), batch)
         w = apply(conn, pub, checked, items, topics, found)
         outcome.inserted, outcome.updated, outcome.deleted = w.inserted, w.updated, w.deleted

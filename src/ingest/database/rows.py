@@ -137,12 +137,10 @@ def _item(row: Record) -> Record:
 
 
 def _topic(row: Record) -> Record:
-    site = None
-    if row["site_name"] is not None or row["site_url"] is not None:
-        site = {"name": row["site_name"], "url": row["site_url"]}
-    declared = None
-    if row["declared_levels"] is not None:
-        declared = {"count": row["declared_count"], "levels": row["declared_levels"]}
+    has_site = row["site_name"] is not None or row["site_url"] is not None
+    site = {"name": row["site_name"], "url": row["site_url"]} if has_site else None
+    levels = row["declared_levels"]
+    declared = None if levels is None else {"count": row["declared_count"], "levels": levels}
     keep = ("slug", "name", "description", "category", "url", "notice", "order_note")
     return {**{k: row[k] for k in keep}, "site": site, "declared": declared, "items": []}
 
@@ -171,10 +169,8 @@ def check(pub: Published) -> Checked:
     ordinal, claimed = _items(pub)
     members = _topics(pub, ordinal)
     _agree(pub.folder, ordinal, claimed, members)
-    merged = {}
-    for _, _, change in pub.records("changes.jsonl", Change):
-        if change.op == "merged" and change.into is not None:
-            merged[change.id] = change.into
+    changes = (change for *_, change in pub.records("changes.jsonl", Change))
+    merged = {c.id: c.into for c in changes if c.op == "merged" and c.into is not None}
     rejects = sum(1 for _ in pub.records("rejects.jsonl", Reject))
     return Checked(head, pub.digest(), len(ordinal), len(members), rejects, merged, members)
 

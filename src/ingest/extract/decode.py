@@ -141,15 +141,13 @@ def incomplete_utf8_tail(data: bytes) -> int:
     [2, 0, 0, 0]
     """
     for n in (1, 2, 3):
-        if len(data) < n or data[-n] < 0xC2:
-            continue
-        decoder = codecs.getincrementaldecoder("utf-8")()
-        try:
-            if decoder.decode(data[-n:], final=False) == "" and decoder.getstate()[0]:
-                return n
-        except UnicodeDecodeError:
-            return 0
-        return 0
+        if len(data) >= n and data[-n] >= 0xC2:  # the last byte that may start a character
+            decoder = codecs.getincrementaldecoder("utf-8")()
+            try:
+                pending = decoder.decode(data[-n:], final=False) == "" and decoder.getstate()[0]
+            except UnicodeDecodeError:
+                return 0
+            return n if pending else 0
     return 0
 
 

@@ -60,7 +60,7 @@ def read_bytes(path: Path) -> tuple[bytes | None, tuple[str, str] | None]:
 
 
 def _refusal(st: os.stat_result) -> tuple[str, str] | None:
-    """Why an open file is refused before a byte of it is read, if it is."""
+    """Why a file (``st``: its stat) is refused before a byte of it is read, if it is."""
     if not stat.S_ISREG(st.st_mode):
         return "NOT_REGULAR_FILE", f"no longer a regular file ({file_type(st.st_mode)})"
     if st.st_size > MAX_FILE_BYTES:
@@ -207,7 +207,4 @@ def _classify(p: Path, name: str, root: Path | None) -> InputFile:
     if not stat.S_ISREG(st.st_mode):
         why = f"not a regular file ({file_type(st.st_mode)})"
         return InputFile(p, name, ("NOT_REGULAR_FILE", why))
-    if st.st_size > MAX_FILE_BYTES:
-        why = f"{st.st_size} bytes, over the cap of {MAX_FILE_BYTES} bytes"
-        return InputFile(p, name, ("TOO_LARGE", why))
-    return InputFile(p, name)
+    return InputFile(p, name, _refusal(st))  # a regular file: too large, or fine

@@ -121,9 +121,8 @@ class _Renderer:
             return
         if tag in BLOCK_TAGS:
             self._newline()
-        if tag == "ol" or tag in _UNORDERED:
-            if self._lists:
-                self._lists.pop()
+        if (tag == "ol" or tag in _UNORDERED) and self._lists:
+            self._lists.pop()
         elif tag == "li" and self._items:
             self._items.pop()
         elif tag == "pre":
@@ -203,9 +202,7 @@ def _int_attr(attrs: Attrs, name: str, default: int) -> int:
 
 def _clean_href(raw: str | None) -> str:
     """The href as written, minus what URL parsing drops (outer controls/space, tab, LF, CR)."""
-    if raw is None:
-        return ""
-    return raw.translate({9: None, 10: None, 13: None}).strip(_URL_STRIP)
+    return (raw or "").translate({9: None, 10: None, 13: None}).strip(_URL_STRIP)
 
 
 def markdown(lines: list[Line]) -> str:

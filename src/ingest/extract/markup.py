@@ -114,10 +114,8 @@ _DISPLAY_NONE: Final = re.compile(
 
 
 def _is_invisible(tag: str, attrs: Attrs) -> bool:
-    if tag in _NOT_RENDERED or "hidden" in attrs:
-        return True
     style = attrs.get("style")
-    return bool(style) and _DISPLAY_NONE.search(style or "") is not None
+    return tag in _NOT_RENDERED or "hidden" in attrs or bool(style and _DISPLAY_NONE.search(style))
 
 
 def _walk(roots: list[_N], visit: Callable[[_N], tuple[Event | None, list[_N]]]) -> Iterator[Event]:
@@ -148,12 +146,7 @@ def _lexbor_visit(node: Any) -> tuple[Event | None, list[Any]]:
     attrs: dict[str, str | None] = dict(node.attributes)
     if _is_invisible(tag, attrs):
         return None, []
-    children = []
-    child = node.child
-    while child is not None:
-        children.append(child)
-        child = child.next
-    return (START, tag, attrs), children
+    return (START, tag, attrs), list(node.iter(include_text=True))
 
 
 def _soup_visit(node: Any) -> tuple[Event | None, list[Any]]:

@@ -40,12 +40,9 @@ _PARSERS = {
 
 
 def failed_page(name: str, e: Exception) -> PageResult:
-    r = PageResult(name, "", 0, None, None)
     where = traceback.extract_tb(e.__traceback__)[-1]
     msg = f"{type(e).__name__}: {e} (at {where.filename.rsplit('/', 1)[-1]}:{where.lineno})"
-    prov = Provenance(name, "", "", "file", 0, 1)
-    r.rejects.append(PageReject(prov, "INTERNAL_ERROR", msg, "", False))
-    return r
+    return file_reject(PageResult(name, "", 0, None, None), "INTERNAL_ERROR", msg, "")
 
 
 def parse_bytes(name: str, data: bytes, sha256: str | None = None) -> PageResult:

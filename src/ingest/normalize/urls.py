@@ -16,6 +16,7 @@ stronger :func:`topic_url`, so every variant of one topic page gives one topic a
 
 from __future__ import annotations
 
+import contextlib
 import html
 import ipaddress
 import re
@@ -24,7 +25,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import idna
 
-from ingest.normalize.text import text_memo
+from ingest.normalize.text import CHAR_REF, text_memo
 
 # Characters no kept link may hold: controls, blanks, invisible format characters, lone
 # surrogates, markup and quotes, and the backslash (browsers read it as '/', urllib does not).
@@ -32,8 +33,6 @@ _BAD_CHARS = re.compile(
     "[\x00-\x20\x7f-\xa0\xad\u061c\u115f\u1160\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f"
     '\u3000\u3164\ufeff\ufff9-\ufffb\ud800-\udfff<>"`\\\\]'
 )
-# Character references only with their ';' (``&copy=1`` in a query is not one).
-_CHAR_REF = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _TAB_NEWLINE = re.compile("[\t\n\r]")
 _C0_SPACE = "".join(chr(i) for i in range(0x21))
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
@@ -79,7 +78,7 @@ def check_url(raw: str | None) -> tuple[str | None, tuple[str, str] | None]:
     if not s:
         return None, None
     shown = repr(raw.strip()[:200])
-    s = unicodedata.normalize("NFC", _CHAR_REF.sub(lambda m: html.unescape(m.group()), s))
+    s = unicodedata.normalize("NFC", CHAR_REF.sub(lambda m: html.unescape(m.group()), s))
     # the scheme a browser would see (lower case), or None for a relative link
     m = _SCHEME.match(_TAB_NEWLINE.sub("", s).strip(_C0_SPACE))
     scheme = m.group(1).lower() if m is not None else None
@@ -125,11 +124,8 @@ def canonical_host(host: str) -> str | None:
     ['ok.example', 'xn--fsqu00a.xn--0zwm56d', None, None, '[::1]']
     """
     host = host.strip("[]")
-    try:
+    with contextlib.suppress(ValueError):  # not an IP address: a name
         ip = ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    else:
         return f"[{ip.compressed}]" if ip.version == 6 else ip.compressed
     if not host.isascii():
         try:

@@ -95,12 +95,11 @@ def listings(run: RunOutput, view: View) -> list[Listing]:
     index = (index_row, INDEX_HEAD, TABLE_TAIL)
     warnings = (warning_row, '<ul class="warnings">\n', "</ul>\n")
     conflicts = (conflict_row, CONFLICTS_HEAD, TABLE_TAIL)
+    rejects = (reject_row, REJECTS_HEAD, TABLE_TAIL)
     return [
         Listing("changes", "Changes", "changes", view.changes, change_row),
         Listing("added", "Added", "changes", view.added, change_row),
-        Listing(
-            "rejects", "Rejects", "problems", run.rejects, reject_row, REJECTS_HEAD, TABLE_TAIL
-        ),
+        Listing("rejects", "Rejects", "problems", run.rejects, *rejects),
         Listing("mismatches", MISMATCHES, "problems", mismatched, *index),
         Listing("warnings", "Run warnings", "problems", report.warnings, *warnings),
         Listing("topic-index", "Topics", "topics", run.topics, *index),
@@ -228,10 +227,17 @@ def _levels_on(topic: Topic, s: Shown) -> list[tuple[str | None, int]]:
     return [(lv, counts[lv]) for lv in LEVELS if counts[lv]]
 
 
-REJECTS_HEAD = (
-    '<table class="stack rejects">\n<thead><tr><th>File</th><th>Where</th><th>Reason</th>'
-    "<th>Message</th><th>Excerpt</th></tr></thead>\n<tbody>\n"
-)
+def _table_head(classes: str, columns: str) -> str:
+    """A table's start, up to its first row: a header cell for each of ``columns`` (``|``
+    between them; ``+NAME``: a column of numbers)."""
+    cells = "".join(
+        f'<th class="num">{c[1:]}</th>' if c[0] == "+" else f"<th>{c}</th>"
+        for c in columns.split("|")
+    )
+    return f'<table class="{classes}">\n<thead><tr>{cells}</tr></thead>\n<tbody>\n'
+
+
+REJECTS_HEAD = _table_head("stack rejects", "File|Where|Reason|Message|Excerpt")
 
 
 def reject_row(r: Reject, _: Shown) -> str:
@@ -246,10 +252,7 @@ def reject_row(r: Reject, _: Shown) -> str:
     )
 
 
-INDEX_HEAD = (
-    '<table class="stack index">\n<thead><tr><th>Topic</th><th class="num">Items</th>'
-    "<th>Levels</th><th>Declared on the site</th></tr></thead>\n<tbody>\n"
-)
+INDEX_HEAD = _table_head("stack index", "Topic|+Items|Levels|Declared on the site")
 
 
 def index_row(topic: Topic, s: Shown) -> str:
@@ -273,10 +276,8 @@ def declared(check: TopicCheck | None) -> str:
     return f'{said} <span class="badge bad">differ</span> · found {found}'
 
 
-FILES_HEAD = (
-    '<table class="stack files">\n<thead><tr><th>File</th><th>Status</th><th>Kind</th>'
-    '<th>Encoding</th><th class="num">Bytes</th><th class="num">Listings</th>'
-    '<th class="num">Rejected</th><th>Warnings</th></tr></thead>\n<tbody>\n'
+FILES_HEAD = _table_head(
+    "stack files", "File|Status|Kind|Encoding|+Bytes|+Listings|+Rejected|Warnings"
 )
 
 
@@ -373,10 +374,7 @@ def _side(label: str, source: str, title: str, text: str) -> str:
     )
 
 
-CONFLICTS_HEAD = (
-    '<table class="stack">\n<thead><tr><th>Record</th><th>Field</th><th>Chosen</th>'
-    "<th>Values seen</th></tr></thead>\n<tbody>\n"
-)
+CONFLICTS_HEAD = _table_head("stack", "Record|Field|Chosen|Values seen")
 
 
 def conflict_row(c: Conflict, s: Shown) -> str:
@@ -447,11 +445,7 @@ def _topic_head(topic: Topic, first: bool, span: str, s: Shown) -> str:
     )
 
 
-TABLE_HEAD = (
-    '<table class="stack items">\n<thead><tr><th class="num">#</th><th>Level</th>'
-    "<th>Chinese title</th><th>Original title</th><th>Kind</th><th>Language</th><th>Id</th>"
-    "</tr></thead>\n<tbody>\n"
-)
+TABLE_HEAD = _table_head("stack items", "+#|Level|Chinese title|Original title|Kind|Language|Id")
 
 
 def _row(item_id: str, place: ItemTopic | None, s: Shown, seen: set[str]) -> Entry:

@@ -236,7 +236,5 @@ def topic_edges(points: Iterable[OrderPoint]) -> list[Edge]:
     if not page:
         return []
     page.sort(key=lambda x: (x.rank or 0, x.lid))
-    out: list[Edge] = []
-    for name in sorted(lists):
-        out.extend(order_edges(page, sorted(lists[name], key=lambda x: x.ordinal)))
-    return out
+    in_order = (sorted(lists[name], key=lambda x: x.ordinal) for name in sorted(lists))
+    return [e for entries in in_order for e in order_edges(page, entries)]

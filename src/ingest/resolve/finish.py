@@ -9,7 +9,6 @@ import datetime as dt
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from functools import cache
 from operator import attrgetter
 from typing import Any
 
@@ -59,15 +58,11 @@ class Finished:
 
 _FINISHED_FIELDS = attrgetter(*(f.name for f in fields(Finished)))
 _ENCODER = msgspec.msgpack.Encoder()
-
-
-@cache
-def _decoder() -> msgspec.msgpack.Decoder[Finished]:
-    return msgspec.msgpack.Decoder(Finished)
+_DECODER = msgspec.msgpack.Decoder(Finished)
 
 
 def _from_msgpack(data: bytes) -> Finished:
-    return _decoder().decode(data)
+    return _DECODER.decode(data)
 
 
 def finish(
@@ -171,9 +166,7 @@ def _crawled(r: Resolved, ages: Ages) -> dt.date | None:
     were crawled (this run's, or one an earlier publish recorded; None: no run was told one)."""
     shown = r.fields["published_ago"]
     source = next((x for x in r.members if x.published_ago == shown), None)
-    if source is None:
-        return ages.today
-    return ages.day(source.prov.sha256)
+    return ages.today if source is None else ages.day(source.prov.sha256)
 
 
 def _related(item_id: str, named: list[str], warnings: list[str]) -> list[str]:

@@ -139,13 +139,8 @@ def settle(units: list[Unit], edges: list[Edge]) -> Settled:
 
 def best_edges(edges: Iterable[Edge]) -> list[Edge]:
     """One edge per key pair (the strongest), in the deterministic order."""
-    best: dict[tuple[str, str], Edge] = {}
-    for e in edges:
-        if e.a == e.b:
-            continue
-        old = best.get((e.a, e.b))
-        if old is None or edge_order(e) < edge_order(old):
-            best[(e.a, e.b)] = e
+    weakest_first = sorted(edges, key=edge_order, reverse=True)
+    best = {(e.a, e.b): e for e in weakest_first if e.a != e.b}  # the strongest comes last
     return sorted(best.values(), key=edge_order)
 
 

@@ -147,8 +147,7 @@ def join_topics(
         for k in h.description_keys:
             by_key.setdefault(k, set()).add(h.slug)
         r.slug = h.slug
-    lists = [r for r in results if r.stats is not None]
-    for r in lists:
+    for r in (r for r in results if r.stats is not None):
         slug = _join_list(r, by_key, groups, warnings, earlier)
         groups.setdefault(slug, TopicGroup(slug)).lists.append(r)
         r.slug = slug
@@ -302,8 +301,6 @@ def settle_versions(
                 f"file: {REASON}: another version of topic {slug} is used, {other.file} "
                 f"({why}); this file's listings are rejected"
             )
-    if not set_aside and not superseded:
-        return dataclasses.replace(topics, groups=groups)
     pages_ = [  # the pages set aside, warned (no group holds them any more)
         structs.replace(p, warnings=[*p.warnings, notes[k]]) if k in notes else p
         for p, k in ((p, (p.file, p.sha256)) for p in topics.pages)

@@ -78,9 +78,7 @@ def locate(text: str, first_listing: int | None) -> Frame:
     limit = min(section.start() if section else bound, candidate[0] if candidate else bound, bound)
     stop = min(limit, line_end(text, fields[-1].end())) if fields else limit
     marks = ["heading"] if heading is not None else []
-    marks += [_FIELD_MARKS[f.group(1)] for f in fields]
-    if section is not None:
-        marks.append("section")
+    marks += [_FIELD_MARKS[f.group(1)] for f in fields] + (["section"] if section else [])
     body = _after_section(text, section.end()) if section else stop
     marks_seen = tuple(dict.fromkeys(marks))
     return Frame(start, (start, stop), section.start() if section else None, body, marks_seen)
@@ -137,10 +135,7 @@ def line_end(text: str, offset: int) -> int:
 
 
 def _last(matches: Iterator[re.Match[str]]) -> re.Match[str] | None:
-    found = None
-    for found in matches:  # noqa: B007 - the loop keeps the last match
-        pass
-    return found
+    return max(matches, key=lambda m: m.start(), default=None)
 
 
 def parse_header(page: Page, raw: str) -> TopicHeader:
@@ -261,9 +256,7 @@ def parse_topic_page(page: Page) -> None:
     if len(heads) > MAX_LISTINGS:
         h = heads[MAX_LISTINGS]
         why = f"more than {MAX_LISTINGS} listings; the rest of the page is not read"
-        page.reject(
-            h.start, f"listing {h.number}", "TOO_MANY_ITEMS", why, text[h.start : h.start + 200]
-        )
+        page.reject(h.start, f"listing {h.number}", "TOO_MANY_ITEMS", why, text[h.start :])
 
 
 def _footer(page: Page, footer: int) -> None:
