@@ -195,6 +195,35 @@ def test_a_publish_waiting_for_a_sqlite_writer_says_so_and_gives_up(
     assert_rows_equal_jsonl(url, b)
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_publish_waiting_for_a_sqlite_writer_answers_a_signal_at_once(
+    seeds_out: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
+    """Ctrl-C or SIGTERM while a publish waits for SQLite's write lock stops it within a
+    moment (it was answered only when the lock came free), nothing written."""
+    db = tmp_path / "site.sqlite"
+    url = f"sqlite:///{db}"
+    assert finish(start(seeds_out, url, "--quiet"))[0] == 0
+    b = derive(seeds_out, tmp_path / "b", edit_b)
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        proc = start(b, url, "--lock-timeout", "60")
+        assert proc.stderr is not None
+        assert proc.stderr.readline().startswith("ingest: waiting for another publish")
+        time.sleep(0.5)  # inside the wait
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        code, _, err = finish(proc)
+        took = time.monotonic() - sent
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert code == 128 + sig and "Traceback" not in err, err
+    assert took < 2, f"answered {took:.1f} s after the signal"
+    assert_rows_equal_jsonl(url, seeds_out)
+
+
 # --- point 9: a SQLite file is removed only by its maker, and only empty ----------------------
 
 

@@ -9,6 +9,7 @@ import os
 import re
 import socket
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -229,9 +230,11 @@ def sqlite_begin(wait: Wait, conn: Connection) -> None:
         return
     if wait.seconds > 0:
         wait.waiting(holder)
-        raw.execute(f"PRAGMA busy_timeout = {max(1, round(wait.seconds * 1000))}")
-        if (busy := _begin_immediate(raw)) is None:
-            return
+        deadline = time.monotonic() + wait.seconds
+        while (left := deadline - time.monotonic()) > 0:  # in slices: a signal is answered
+            raw.execute(f"PRAGMA busy_timeout = {max(1, round(min(left, 0.25) * 1000))}")
+            if (busy := _begin_immediate(raw)) is None:
+                return
     raise wait.gave_up(holder) from busy
 
 
