@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import xxhash
 
 from conftest import ITEM_PAGE, ROOT, SEEDS, TOPIC_LIST, TOPIC_PAGE, Out, reseal
 from ingest import SCHEMA_VERSION
@@ -506,7 +507,23 @@ DAMAGE_0_2 = {
         "state/earlier.msgpack",
         lambda out: (out / "state" / "earlier.msgpack").open("ab").write(b"x"),
     ),
+    "manifest listing no files": ("state/manifest.json", lambda out: manifest_0_2(out, [1, 2])),
+    "manifest listing a file outside": (
+        "state/manifest.json",
+        lambda out: manifest_0_2(out, {"../items.jsonl": {"size": 1, "xxh3_128": "0"}}),
+    ),
 }
+
+
+def manifest_0_2(out: Path, files: Any) -> None:
+    """ingest 0.2's state manifest with ``files`` in place of its list, and the marker's
+    digest of it made to match (a forger's, not a disk's, damage)."""
+    path = out / "state" / "manifest.json"
+    doc = json.loads(path.read_bytes())
+    path.write_text(json.dumps({**doc, "files": files}), encoding="utf-8")
+    marker = json.loads((out / ".ingest").read_bytes())
+    marker["state_manifest"] = xxhash.xxh3_128(path.read_bytes()).hexdigest()
+    (out / ".ingest").write_text(json.dumps(marker), encoding="utf-8")
 
 
 @pytest.mark.parametrize("damage", sorted(DAMAGE_0_2))
@@ -530,12 +547,32 @@ def test_a_damaged_publish_of_ingest_0_2_is_mended_from_its_page_packs(
     assert "page" not in lost  # every page from the packs
     assert main(["validate", str(out)]) == 0
     assert {i["id"] for i in Out(out, 0).items} == ids
+    if name.startswith("state/"):  # the records were whole: kept as they were
+        assert (out / "items.jsonl").read_bytes() == (PUBLISH_0_2 / "items.jsonl").read_bytes()
     item = tmp_path / "item"
     item.mkdir()
     text = ITEM_PAGE.read_text(encoding="utf-8").replace(CLAUSE, REWORDED)
     (item / ITEM_PAGE.name).write_text(text, encoding="utf-8")
     assert run(out, "--merge", dumps=item) == 0  # the pages are there to merge with
     assert changes(out) == [("item", "changed", THE38, ["summary_zh"])]
+
+
+def test_whole_records_are_kept_when_a_page_and_the_change_set_are_lost(
+    out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A page's entry gone and changes.jsonl damaged: the records still whole are kept as
+    they are (repair made them again of the pages left: 44 items of 47); the change set
+    and the page are named as lost."""
+    items = (out / "items.jsonl").read_bytes()
+    (out / entry_of(ITEM_PAGE)).unlink()
+    (out / "changes.jsonl").open("ab").write(b"{}\n")
+    capsys.readouterr()
+    assert main(["repair", str(out)]) == 1
+    lost = said(capsys)[1]
+    assert repr(ITEM_PAGE.name) in lost and "changes.jsonl is empty now" in lost
+    assert (out / "items.jsonl").read_bytes() == items
+    assert (out / "changes.jsonl").read_bytes() == b""
+    assert main(["validate", str(out)]) == 0
 
 
 def test_a_publish_of_ingest_0_2_whole_is_read_as_it_is(
@@ -547,10 +584,16 @@ def test_a_publish_of_ingest_0_2_whole_is_read_as_it_is(
     assert main(["repair", str(out)]) == 0
     assert said(capsys)[0].endswith(f"{out}: the publish is whole; nothing to repair\n")
     assert tree(out) == before
-    assert run(out, "--crawled-at", "2026-11-02") == 0
-    assert {i["id"] for i in Out(out, 0).items} == {
+    item = tmp_path / "item"
+    item.mkdir()
+    shutil.copy(ITEM_PAGE, item)
+    assert run(out, "--merge", "--crawled-at", "2026-11-02", dumps=item) == 0  # its packs
+    done = Out(out, 0)
+    assert {i["id"] for i in done.items} == {
         json.loads(line)["id"] for line in (PUBLISH_0_2 / "items.jsonl").open("rb")
     }
+    origin = {f["file"]: f["origin"] for f in done.report["files"]}
+    assert origin == {TOPIC_PAGE.name: "state", TOPIC_LIST.name: "state", ITEM_PAGE.name: "input"}
 
 
 @pytest.mark.parametrize("name", ["state/records.zst", "report.html", "a page's entry"])

@@ -437,3 +437,16 @@ def test_a_later_part_added_with_merge_joins_the_part_kept(tmp_path: Path) -> No
     assert consistency(day2) == (44, 44)
     assert without_sources(day2.bytes_of("items.jsonl")) == GOLDEN_ITEMS
     assert_accounted(day2)
+
+
+def test_topics_of_other_names_at_numbered_urls_stay_apart(tmp_path: Path) -> None:
+    """A site whose topics are told apart by a number in their URL (``topic.php?page=12``,
+    ``?page=13``): pages of other names are other topics, never parts of one."""
+    at = "https://oplearnx.com/topic.php?page={n}"
+    first = page_part(LISTINGS, url=at.format(n=12))
+    second = page_part(LISTINGS, url=at.format(n=13)).replace(TOP.split()[1], "另一个主题", 1)
+    assert second != first.replace("page=12", "page=13")  # another name
+    out = run(write(tmp_path / "in", {"a.txt": first, "b.txt": second}), tmp_path / "out")
+    assert out.code == 0
+    assert [t["url"] for t in out.topics] == [at.format(n=12), at.format(n=13)]
+    assert [len(t["items"]) for t in out.topics] == [N, N]

@@ -33,6 +33,7 @@ from msgspec import structs
 
 from ingest.contract import Change, Item, ItemEvidence, Reject, Report, Topic
 from ingest.errors import UsageError
+from ingest.extract.pages import parse_bytes
 from ingest.job import JobOptions, _marker, _write_publish, compute
 from ingest.pipeline.steps import Context, PageCache
 from ingest.publish.door import (
@@ -62,6 +63,7 @@ from ingest.state.previous import (
     StoredPage,
     decode_state,
     earlier_item,
+    packed_pages,
 )
 
 _KINDS: dict[str, type[msgspec.Struct]] = {
@@ -150,28 +152,24 @@ def _stock(target: Path, marker: Marker | None) -> _Stock:
 def _legacy_pages(target: Path, found: _Stock) -> None:
     """ingest 0.2's pages, from the packs its manifest lists (each page checked by its
     sha256): a publish of ingest 0.2 has no page entries."""
-    raw = _whole(target / STATE / "manifest.json", None)
-    try:
-        doc = msgspec.json.decode(raw) if raw is not None else None
-    except (msgspec.DecodeError, RecursionError, ValueError):
-        doc = None
-    pages = doc.get("pages") if isinstance(doc, dict) else None
-    if not isinstance(pages, list):
+    manifest = _whole(target / STATE / "manifest.json", None)
+    if manifest is None:
         return
-    packs: dict[str, bytes] = {}
     found.legacy_refs = []
-    for p in pages:
-        try:
-            file, sha256, pack = str(p["file"]), str(p["sha256"]), str(p["pack"])
-            offset, size, day = int(p["offset"]), int(p["size"]), p.get("crawled_at")
-        except (KeyError, TypeError, ValueError):
-            continue
-        found.legacy_refs.append(PageRef(file, sha256, size, day if isinstance(day, str) else None))
-        if "/" not in pack and pack not in packs:
-            packs[pack] = _whole(target / STATE / pack, None) or b""
-        data = packs.get(pack, b"")[offset : offset + size]
-        if hashlib.sha256(data).hexdigest() == sha256:
-            found.legacy[sha256] = data
+    for ref, data in packed_pages(
+        manifest, lambda name: _whole(target / STATE / name, None) or b""
+    ):
+        found.legacy_refs.append(ref)
+        if data is not None:
+            found.legacy[ref.sha256] = data
+
+
+def _legacy_entries(staging: Staging, stock: _Stock, build: str) -> None:
+    """The page entries of an ingest 0.2 publish's pages, parsed from its packs."""
+    for ref in stock.legacy_refs or []:
+        data = stock.legacy.get(ref.sha256)
+        if data is not None and not (staging.path / cache.entry_name(ref.sha256)).exists():
+            cache.keep(staging.path, build, data, parse_bytes(ref.file, data, ref.sha256))
 
 
 def _agreeing(found: _Stock) -> None:
@@ -231,8 +229,9 @@ def _mend(folder: Folder, target: Path, marker: Marker | None, damage: str) -> R
     try:
         staging.folder(cache.FOLDER)
         pages = stock.entries.keys() | stock.legacy.keys()
-        if all(n in stock.whole for n in RECORDS) and not stock.legacy:
-            output = _kept(stock, previous)
+        if all(n in stock.whole for n in RECORDS if n != "changes.jsonl"):
+            output = _kept(stock, previous, lost)
+            _legacy_entries(staging, stock, this_build)
             done.append("the state made again from the records and the pages that remain")
         elif not any(r.sha256 in pages for r in refs):
             raise UsageError(
@@ -300,16 +299,23 @@ def _reference(stock: _Stock, refs: list[PageRef], lost: list[str]) -> Previous:
     return Previous(items={i.id: i for i in items}, sequence=sequence, pages=refs)
 
 
-def _kept(stock: _Stock, previous: Previous) -> RunOutput:
-    """The records kept, as a run's output, with what the state knew of each item."""
+def _kept(stock: _Stock, previous: Previous, lost: list[str]) -> RunOutput:
+    """The records kept, as a run's output, with what the state knew of each item (the
+    change set lost when it is not whole: the report then says there is none)."""
     w = stock.whole
     assert stock.report is not None
+    changes = msgspec.json.Decoder(Change).decode_lines(w.get("changes.jsonl", b""))
+    report = stock.report
+    if "changes.jsonl" not in w:
+        lost.append("the changes against the publish before (changes.jsonl is empty now)")
+        report = structs.replace(report, changes=counts([]))
+        w.pop("report.json")
     output = RunOutput(
         msgspec.json.Decoder(Item).decode_lines(w["items.jsonl"]),
         msgspec.json.Decoder(Topic).decode_lines(w["topics.jsonl"]),
         msgspec.json.Decoder(Reject).decode_lines(w["rejects.jsonl"]),
-        stock.report,
-        msgspec.json.Decoder(Change).decode_lines(w["changes.jsonl"]),
+        report,
+        changes,
     )
     output.evidence = [
         ItemEvidence(id=i.id, since=i.since, keys=list(i.facts.keys), titles=list(i.facts.titles))

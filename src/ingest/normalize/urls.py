@@ -156,16 +156,12 @@ def _valid_label(label: str) -> bool:
 def topic_url(url: str) -> str:
     """The identity of a topic page's URL (a URL ``check_url`` kept): https, no ``www.``,
     no default port, no trailing slash, no tracking parameters (``utm_*`` and
-    :data:`TRACKING_PARAMS`; the others sorted), no fragment, and no page of a paginated
-    topic (a number in :data:`PAGE_PARAMS`, a last ``/page/N``): every part of a topic saved
-    in parts is the one topic. Path case is kept.
+    :data:`TRACKING_PARAMS`; the others sorted), no fragment. Path case is kept.
 
     >>> topic_url("http://www.oplearnx.com:443/topics/x/?utm_source=a&b=2&a=1#top")
     'https://oplearnx.com/topics/x?a=1&b=2'
     >>> topic_url("https://oplearnx.com/")
     'https://oplearnx.com'
-    >>> topic_url("https://oplearnx.com/topics/x?page=2"), topic_url("https://oplearnx.com/topics/x/page/3/")
-    ('https://oplearnx.com/topics/x', 'https://oplearnx.com/topics/x')
     """
     parts = urlsplit(url)
     host = parts.hostname or ""
@@ -178,12 +174,38 @@ def topic_url(url: str) -> str:
         (k, v)
         for k, v in parse_qsl(parts.query, keep_blank_values=True)
         if not (k.lower().startswith("utm_") or k.lower() in TRACKING_PARAMS)
-        and not (k.lower() in PAGE_PARAMS and v.isdigit())
     )
-    path = _PAGE_PATH.sub("", parts.path.rstrip("/"))
-    return urlunsplit(("https", netloc, path, urlencode(query), ""))
+    return urlunsplit(("https", netloc, parts.path.rstrip("/"), urlencode(query), ""))
+
+
+def unpaged(url: str) -> str:
+    """A topic URL without the page number a paginated topic's part may carry (a number
+    in :data:`PAGE_PARAMS`, a last ``/page/N``): what parts of one topic have in common.
+
+    >>> unpaged("https://oplearnx.com/topics/x?page=2"), unpaged("https://oplearnx.com/x/page/3")
+    ('https://oplearnx.com/topics/x', 'https://oplearnx.com/x')
+    """
+    parts = urlsplit(url)
+    query = [
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if not (k.lower() in PAGE_PARAMS and v.isdigit())
+    ]
+    path = _PAGE_PATH.sub("", parts.path)
+    return urlunsplit((parts.scheme, parts.netloc, path, urlencode(query), ""))
+
+
+def url_slug(url: str) -> str:
+    """A topic's slug from its URL: the last segment of its path, lower case, ``a-z0-9-``.
+
+    >>> url_slug("https://oplearnx.com/topics/Model_Serving?page=2")
+    'model-serving'
+    """
+    seg = url.rstrip("/").rsplit("/", 1)[-1].split("?")[0].split("#")[0].lower()
+    return _SLUG_BAD.sub("-", seg).strip("-")[:80].strip("-")
 
 
 #: Query parameters that number the pages of a paginated list.
 PAGE_PARAMS = frozenset({"page", "paged", "pg", "pn"})
 _PAGE_PATH = re.compile(r"/page/[0-9]+$")
+_SLUG_BAD = re.compile(r"[^a-z0-9-]+")

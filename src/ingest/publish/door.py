@@ -192,21 +192,25 @@ class Opened:
     def _check_0_2(self) -> None:
         """ingest 0.2 gave no digest of its records: its marker gives its state manifest's,
         that manifest its state files', and its report counts its records."""
-        want = self._json(MARKER).get("state_manifest")
+        want, manifest = self._json(MARKER).get("state_manifest"), f"{STATE}/manifest.json"
         if isinstance(want, str) and want:
-            manifest = f"{STATE}/manifest.json"
             if digest(self.read(manifest)) != want:
                 raise Damaged(self.folder, f"{manifest} does not match its checksum")
-            for name, listed in (self._json(manifest).get("files") or {}).items():
+            files = self._json(manifest).get("files")
+            for name, listed in files.items() if isinstance(files, dict) else [("", None)]:
                 try:
                     sums = msgspec.convert(listed, FileSum)
                 except msgspec.ValidationError:
-                    raise Damaged(self.folder, f"{manifest} lists {name!r} oddly") from None
+                    sums = None
+                if sums is None or not _plain(name):
+                    raise Damaged(self.folder, f"{manifest} lists {name!r} oddly")
                 with self.open(f"{STATE}/{name}") as fh:
                     check_stream(self.folder, f"{STATE}/{name}", fh, sums)
+        elif _exists(self.fd, manifest):
+            raise Damaged(self.folder, f"{MARKER} gives no checksum of {manifest}")
         totals = self._json("report.json").get("totals")
-        for name, key in (("items", "items"), ("topics", "topics"), ("rejects", "rejects")):
-            count = totals.get(key) if isinstance(totals, dict) else None
+        for name in ("items", "topics", "rejects"):
+            count = totals.get(name) if isinstance(totals, dict) else None
             found = sum(1 for line in self.lines(f"{name}.jsonl") if line.strip())
             if isinstance(count, int) and found != count:
                 raise Damaged(

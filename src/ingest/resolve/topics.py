@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from msgspec import structs
 
 from ingest.normalize.text import match_key
+from ingest.normalize.urls import unpaged, url_slug
 from ingest.records import Listing, PageReject, PageResult, TopicHeader, TopicStats
 from ingest.resolve.graph import summary_key
 
@@ -141,6 +142,7 @@ def join_topics(
     by_key: dict[str, set[str]] = {}
     results = sorted(results, key=lambda r: r.sha256)
     pages = [(r, h) for r in results if (h := r.header) is not None]
+    _join_paginated(pages)
     _settle_slugs(pages, warnings)
     for r, h in pages:
         groups.setdefault(h.slug, TopicGroup(h.slug)).pages.append(r)
@@ -153,6 +155,20 @@ def join_topics(
         r.slug = slug
     _settle_headers(groups, warnings)
     return {k: groups[k] for k in sorted(groups)}
+
+
+def _join_paginated(pages: list[tuple[PageResult, TopicHeader]]) -> None:
+    """Parts of a paginated topic: pages of one name whose URLs differ only by the page
+    number a part carries (``?page=2``, ``/page/2``) are one topic, known by the URL
+    without it (pages of other names at such URLs stay topics of their own)."""
+    found: dict[tuple[str, str | None], list[TopicHeader]] = {}
+    for _, h in pages:
+        if h.url:
+            found.setdefault((unpaged(h.url), h.name), []).append(h)
+    for (base, _), headers in found.items():
+        if len({h.url for h in headers}) > 1:
+            for h in headers:
+                h.url, h.slug = base, url_slug(base) or h.slug
 
 
 def _settle_slugs(pages: list[tuple[PageResult, TopicHeader]], warnings: list[str]) -> None:

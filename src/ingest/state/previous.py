@@ -20,10 +20,11 @@ pages of ingest 0.2's state (packs) are read for ``--merge``.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -120,7 +121,7 @@ class Previous:
     pages: list[PageRef] = field(default_factory=list)
     opened: Opened | None = None
     build: str = ""  # of the ingest that wrote it
-    legacy_pages: list[dict[str, Any]] | None = None  # ingest 0.2's page packs
+    legacy_pages: bytes | None = None  # ingest 0.2's state manifest, listing its packed pages
     json: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     _lines: dict[str, list[bytes]] = field(default_factory=dict)
 
@@ -189,13 +190,23 @@ class Previous:
                 )
             )
         if self.legacy_pages is not None:
-            return list(_packed_pages(self.opened, self.legacy_pages))
+            stored = []
+            for ref, data in packed_pages(self.legacy_pages, self._pack):
+                if data is None:
+                    raise Damaged(self.opened.folder, f"page {ref.file!r} is not in its pack")
+                day = dt.date.fromisoformat(ref.crawled_at) if ref.crawled_at else None
+                stored.append(StoredPage(ref.file, ref.sha256, day, data))
+            return stored
         return [
             StoredPage(
                 r.file, r.sha256, dt.date.fromisoformat(r.crawled_at) if r.crawled_at else None
             )
             for r in self.pages
         ]
+
+    def _pack(self, name: str) -> bytes:
+        assert self.opened is not None
+        return self.opened.read(f"{STATE}/{name}")
 
     def close(self) -> None:
         if self.opened is not None:
@@ -369,7 +380,8 @@ def _from_json(opened: Opened) -> Previous:
         prev.topics[slug] = EarlierTopic(slug, None, n, description_key(doc.get("description")))
         doc.pop("sources", None)
         prev.json.setdefault("topic", {})[slug] = doc
-    prev.legacy_pages = _legacy_manifest(opened)
+    with contextlib.suppress(UsageError):  # none: a publish that keeps no pages
+        prev.legacy_pages = opened.read(f"{STATE}/manifest.json")
     return prev
 
 
@@ -440,33 +452,37 @@ def _legacy_since(opened: Opened) -> dict[str, int]:
         return {}
 
 
-def _legacy_manifest(opened: Opened) -> list[dict[str, Any]] | None:
-    """The pages of ingest 0.2's state (``state/manifest.json``), if it keeps any."""
+def packed_pages(
+    manifest: bytes, read: Callable[[str], bytes]
+) -> Iterator[tuple[PageRef, bytes | None]]:
+    """ingest 0.2's pages as its state manifest lists them, each with its bytes from its
+    pack (``read``: a pack's bytes by name), None where they are not the page's sha256."""
     try:
-        doc = msgspec.json.decode(opened.read(f"{STATE}/manifest.json"))
-    except (UsageError, msgspec.DecodeError, RecursionError):
-        return None
+        doc = msgspec.json.decode(manifest)
+    except (msgspec.DecodeError, RecursionError, ValueError):
+        doc = None
     pages = doc.get("pages") if isinstance(doc, dict) else None
-    return pages if isinstance(pages, list) else None
-
-
-def _packed_pages(opened: Opened, pages: list[dict[str, Any]]) -> Iterator[StoredPage]:
     packs: dict[str, bytes] = {}
-    for p in pages:
+    for p in pages if isinstance(pages, list) else []:
         try:
-            pack = packs.setdefault(p["pack"], opened.read(f"{STATE}/{p['pack']}"))
-            data = pack[p["offset"] : p["offset"] + p["size"]]
-        except (KeyError, TypeError) as e:
-            raise Damaged(
-                opened.folder, f"{STATE}/manifest.json has a page it cannot name ({e})"
-            ) from None
-        if hashlib.sha256(data).hexdigest() != p.get("sha256"):
-            raise Damaged(
-                opened.folder, f"page {p.get('file')!r} in {STATE}/{p['pack']} is not its bytes"
-            )
-        day = p.get("crawled_at")
-        crawled = dt.date.fromisoformat(day) if day else None
-        yield StoredPage(str(p["file"]), str(p["sha256"]), crawled, data)
+            file, sha256, pack = str(p["file"]), str(p["sha256"]), str(p["pack"])
+            offset, size, day = int(p["offset"]), int(p["size"]), p.get("crawled_at")
+            dt.date.fromisoformat(day) if day is not None else None
+        except (KeyError, TypeError, ValueError):
+            continue
+        if pack not in packs:
+            plain = "/" not in pack and "\0" not in pack and pack not in ("", ".", "..")
+            packs[pack] = _or_nothing(read, pack) if plain else b""
+        data = packs[pack][offset : offset + size] if min(offset, size) >= 0 else b""
+        whole = hashlib.sha256(data).hexdigest() == sha256
+        yield PageRef(file, sha256, size, day), data if whole else None
+
+
+def _or_nothing(read: Callable[[str], bytes], name: str) -> bytes:
+    try:
+        return read(name)
+    except UsageError:  # missing or damaged (the door says which)
+        return b""
 
 
 __all__ = ["NotAPublish", "Previous", "load"]

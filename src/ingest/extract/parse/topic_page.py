@@ -29,7 +29,7 @@ from ingest.extract.parse.common import (
     valid_heads,
 )
 from ingest.normalize.text import clean, match_key, md_unescape
-from ingest.normalize.urls import check_url, topic_url
+from ingest.normalize.urls import check_url, topic_url, url_slug
 from ingest.records import KINDS, LEVELS, Listing, TopicHeader
 
 SECTION = re.compile(r"(?<!\S)##(?!\S)")
@@ -40,7 +40,6 @@ _FIELD_MARKS = {"所属": "category", "网站": "website"}
 _INDENT = " \t\ufeff"
 _LINK = re.compile(r"\[((?:\\.|[^\]\\]){0,2000})\]\(([^()\s]{0,2000})\)")
 _SITE = re.compile(r"来源\s*[：:]\s*(.+?)\s*[（(]\s*(\S+?)\s*[）)]\s*$")
-_SLUG_BAD = re.compile(r"[^a-z0-9-]+")
 _META_SEP = re.compile(r"\s*[·・•]\s*")
 _REASONS = {
     "TRUNCATED_ITEM": "last listing of a page without its footer: it may be cut short",
@@ -196,11 +195,8 @@ def _split_name(page: Page, raw: str) -> tuple[str | None, str | None, tuple[str
 
 
 def _slug(page: Page, url: str | None) -> str:
-    if url:
-        seg = url.rstrip("/").rsplit("/", 1)[-1].split("?")[0].split("#")[0].lower()
-        slug = _SLUG_BAD.sub("-", seg).strip("-")[:80].strip("-")
-        if slug:
-            return slug
+    if url and (slug := url_slug(url)):
+        return slug
     page.warn("SLUG_MISSING", "header", "no usable topic URL; slug derived from the header")
     return ""
 
