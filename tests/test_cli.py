@@ -77,6 +77,18 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "not a folder" in proc.stderr
 
 
+@pytest.mark.parametrize("command", ["run", "publish", "validate", "repair", "check"])
+def test_an_unknown_option_is_told_with_its_commands_usage(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main([command, str(SEEDS), "--bogus"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: ingest {command} ")
+    assert err.endswith("ingest " + command + ": error: unrecognized arguments: --bogus\n")
+
+
 def test_help_explains_commands_and_exit_codes() -> None:
     proc = run_subprocess("--help")
     assert proc.returncode == 0

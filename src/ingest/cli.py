@@ -49,7 +49,9 @@ def entry() -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args, unknown = _parser().parse_known_args(argv)
+    if unknown:
+        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     args.stops = Stops()  # SIGTERM and SIGINT
     try:
         with args.stops.installed():
@@ -257,6 +259,8 @@ def _parser() -> argparse.ArgumentParser:
         help="write expected/ from what the pages give now (after a deliberate change)",
     )
     chk.set_defaults(func=cmd_check)
+    for command in sub.choices.values():  # an unknown option is told with its command's usage
+        command.set_defaults(command_parser=command)
     return p
 
 

@@ -252,8 +252,7 @@ def _nothing_new(previous: Previous, inputs: list[InputFile], opts: JobOptions, 
         return False
     if any(f.problem is not None for f in inputs) or _unread_files(opened):
         return False  # a file rejected unread (a link out, a FIFO) is known by no bytes
-    rejects = opened.files.get("rejects.jsonl")
-    if opts.strict and (rejects is None or rejects.size):
+    if opts.strict and opened.files.get("rejects.jsonl", FileSum(1, "")).size:  # unlisted: some
         return False  # the run that publishes them is refused, as --strict asks
     pages = {r.file: r for r in previous.pages}
     if not opts.merge and len(pages) != len(inputs):

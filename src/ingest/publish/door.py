@@ -106,12 +106,12 @@ def read_marker(folder: Path, dir_fd: int | None = None) -> Marker | None:
     if marker.written_by != "ingest":
         raise Damaged(folder, f"{MARKER} is not ingest's marker")
     for name in marker.files:
-        if not _plain(name):
+        if not plain_name(name):
             raise Damaged(folder, f"{MARKER} lists a file {name!r}")
     return marker
 
 
-def _plain(name: str) -> bool:
+def plain_name(name: str) -> bool:
     """A file name ingest writes: plain, or ``folder/name`` (at most two levels)."""
     parts = name.split("/")
     return 0 < len(parts) <= 3 and all(p not in ("", ".", "..") and "\0" not in p for p in parts)
@@ -202,7 +202,7 @@ class Opened:
                     sums = msgspec.convert(listed, FileSum)
                 except msgspec.ValidationError:
                     sums = None
-                if sums is None or not _plain(name):
+                if sums is None or not plain_name(name):
                     raise Damaged(self.folder, f"{manifest} lists {name!r} oddly")
                 with self.open(f"{STATE}/{name}") as fh:
                     check_stream(self.folder, f"{STATE}/{name}", fh, sums)

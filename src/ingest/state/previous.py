@@ -46,6 +46,7 @@ from ingest.publish.door import (
     Opened,
     decode_json,
     open_publish,
+    plain_name,
 )
 from ingest.records import Facts, Place
 from ingest.state import cache
@@ -457,10 +458,9 @@ def packed_pages(
 ) -> Iterator[tuple[PageRef, bytes | None]]:
     """ingest 0.2's pages as its state manifest lists them, each with its bytes from its
     pack (``read``: a pack's bytes by name), None where they are not the page's sha256."""
-    try:
+    doc = None
+    with contextlib.suppress(msgspec.DecodeError, RecursionError, ValueError):
         doc = msgspec.json.decode(manifest)
-    except (msgspec.DecodeError, RecursionError, ValueError):
-        doc = None
     pages = doc.get("pages") if isinstance(doc, dict) else None
     packs: dict[str, bytes] = {}
     for p in pages if isinstance(pages, list) else []:
@@ -471,18 +471,10 @@ def packed_pages(
         except (KeyError, TypeError, ValueError):
             continue
         if pack not in packs:
-            plain = "/" not in pack and "\0" not in pack and pack not in ("", ".", "..")
-            packs[pack] = _or_nothing(read, pack) if plain else b""
+            packs[pack] = read(pack) if plain_name(pack) and "/" not in pack else b""
         data = packs[pack][offset : offset + size] if min(offset, size) >= 0 else b""
         whole = hashlib.sha256(data).hexdigest() == sha256
         yield PageRef(file, sha256, size, day), data if whole else None
-
-
-def _or_nothing(read: Callable[[str], bytes], name: str) -> bytes:
-    try:
-        return read(name)
-    except UsageError:  # missing or damaged (the door says which)
-        return b""
 
 
 __all__ = ["NotAPublish", "Previous", "load"]
