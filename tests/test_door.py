@@ -321,6 +321,7 @@ def test_the_folder_a_refused_run_leaves_is_never_a_publish(
         ("postgresql://u:S3cret@127.0.0.1:abc/db", ["S3cret"]),  # a port that is no number
         ("postgresql://u:p@127.0.0.1:abc/db", ["u:p@"]),
         ("sqlite:///{tmp}/site.sqlite?password=S3cret", ["S3cret"]),  # SQLite has none
+        ("sqlite://u:S3cret@/site.sqlite", ["S3cret"]),
     ],
 )
 def test_a_database_url_is_never_printed_with_its_password(
@@ -516,12 +517,12 @@ DAMAGE_0_2 = {
 }
 
 
-def manifest_0_2(out: Path, files: Any) -> None:
-    """ingest 0.2's state manifest with ``files`` in place of its list, and the marker's
-    digest of it made to match (a forger's, not a disk's, damage)."""
+def manifest_0_2(out: Path, files: Any, key: str = "files") -> None:
+    """ingest 0.2's state manifest with ``files`` in place of its list (or of ``key``'s),
+    and the marker's digest of it made to match (a forger's, not a disk's, damage)."""
     path = out / "state" / "manifest.json"
     doc = json.loads(path.read_bytes())
-    path.write_text(json.dumps({**doc, "files": files}), encoding="utf-8")
+    path.write_text(json.dumps({**doc, key: files}), encoding="utf-8")
     marker = json.loads((out / ".ingest").read_bytes())
     marker["state_manifest"] = xxhash.xxh3_128(path.read_bytes()).hexdigest()
     (out / ".ingest").write_text(json.dumps(marker), encoding="utf-8")
@@ -556,6 +557,42 @@ def test_a_damaged_publish_of_ingest_0_2_is_mended_from_its_page_packs(
     (item / ITEM_PAGE.name).write_text(text, encoding="utf-8")
     assert run(out, "--merge", dumps=item) == 0  # the pages are there to merge with
     assert changes(out) == [("item", "changed", THE38, ["summary_zh"])]
+
+
+def test_a_page_its_manifest_cannot_place_is_damage_for_merge_and_lost_for_repair(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A page of ingest 0.2's manifest without its pack: the door refuses the publish
+    naming the page (``--merge`` dropped it, and its items, silently); repair keeps the
+    records and names the page it could not keep; then ``--merge`` builds on the rest."""
+    out = shutil.copytree(PUBLISH_0_2, tmp_path / "out")
+    pages = json.loads((out / "state" / "manifest.json").read_bytes())["pages"]
+    del pages[2]["pack"]
+    manifest_0_2(out, pages, key="pages")
+    item = tmp_path / "item"
+    item.mkdir()
+    shutil.copy(ITEM_PAGE, item)
+    capsys.readouterr()
+    assert run(out, "--merge", dumps=item) == 2
+    damaged(said(capsys)[1], out, f"page {pages[2]['file']!r} is not in its pack")
+    assert main(["repair", str(out)]) == 1
+    assert repr(pages[2]["file"]) in said(capsys)[1]
+    assert (out / "items.jsonl").read_bytes() == (PUBLISH_0_2 / "items.jsonl").read_bytes()
+    assert run(out, "--merge", dumps=item) == 0
+
+
+def test_an_older_publish_with_a_state_and_no_state_digest_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A publish of state version 2 kept state/manifest.json and gave no digest of it:
+    not damage (only ingest 0.2 gave one)."""
+    out = shutil.copytree(PUBLISH_0_2, tmp_path / "out")
+    marker = json.loads((out / ".ingest").read_bytes())
+    del marker["state_manifest"]
+    (out / ".ingest").write_text(json.dumps({**marker, "state_version": 2}), encoding="utf-8")
+    assert main(["validate", str(out)]) == 0
+    assert run(out, "--crawled-at", "2026-11-02") == 0
+    capsys.readouterr()
 
 
 def test_whole_records_are_kept_when_a_page_and_the_change_set_are_lost(

@@ -450,3 +450,15 @@ def test_topics_of_other_names_at_numbered_urls_stay_apart(tmp_path: Path) -> No
     assert out.code == 0
     assert [t["url"] for t in out.topics] == [at.format(n=12), at.format(n=13)]
     assert [len(t["items"]) for t in out.topics] == [N, N]
+
+
+def test_a_part_named_as_a_continuation_at_its_page_url_joins(tmp_path: Path) -> None:
+    """Part 2 at ``?page=2`` under a name that says it goes on (``…（续）``), its ranks
+    continuing part 1's: one topic of 44, not a second topic of 22."""
+    name = TOP.split()[1]
+    first = page_part(ranks(1, 22))
+    second = page_part(ranks(23, N), url=f"{URL}?page=2").replace(name, f"{name}（续）", 1)
+    files = {"p1.txt": first, "p2.txt": second, ITEM_PAGE.name: ITEM_PAGE.read_bytes()}
+    out = run(write(tmp_path / "in", files), tmp_path / "out")
+    assert out.code == 0 and out.rejects == []
+    assert [(t["url"], len(t["items"])) for t in out.topics] == [(URL, N)]

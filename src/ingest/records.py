@@ -161,6 +161,7 @@ class PageResult(Struct, gc=False):
     slug: str | None = None  # the topic this page belongs to, once topics are joined
     listings_elsewhere: int = 0  # listings kept on a worker while these facts travel
     entry: tuple[int, str] | None = None  # its cache entry as written: size, xxh3-128
+    first_rank: int = 1  # of its listings (facts: a part whose ranks go on from another's)
 
     @property
     def listings_read(self) -> int:
@@ -176,7 +177,10 @@ class PageResult(Struct, gc=False):
         page's own (a page kept for a later run is the page as it was parsed)."""
         header = None if self.header is None else structs.replace(self.header)
         elsewhere = self.listings_elsewhere + len(self.listings)
-        return structs.replace(self, listings=[], listings_elsewhere=elsewhere, header=header)
+        first = min((x.rank for x in self.listings if x.rank), default=self.first_rank)
+        return structs.replace(
+            self, listings=[], listings_elsewhere=elsewhere, header=header, first_rank=first
+        )
 
     def with_slugs(self, slug_of: Mapping[str, str]) -> list[Listing]:
         """This page's listings, each told the topic it is listed on."""

@@ -21,6 +21,7 @@ a run's; the shrink guard and the ids hold again on the next run.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import os
@@ -47,6 +48,7 @@ from ingest.publish.door import (
     NotAPublish,
     digest,
     open_publish,
+    packed_pages,
     read_marker,
 )
 from ingest.publish.folder import OWNED, Folder, Staging, target_of
@@ -63,7 +65,6 @@ from ingest.state.previous import (
     StoredPage,
     decode_state,
     earlier_item,
-    packed_pages,
 )
 
 _KINDS: dict[str, type[msgspec.Struct]] = {
@@ -155,13 +156,15 @@ def _legacy_pages(target: Path, found: _Stock) -> None:
     manifest = _whole(target / STATE / "manifest.json", None)
     if manifest is None:
         return
-    found.legacy_refs = []
-    for ref, data in packed_pages(
-        manifest, lambda name: _whole(target / STATE / name, None) or b""
-    ):
-        found.legacy_refs.append(ref)
-        if data is not None:
-            found.legacy[ref.sha256] = data
+    refs = []
+    with contextlib.suppress(ValueError):  # a manifest that lists no pages: none to take
+        for file, sha256, size, day, data in packed_pages(
+            manifest, lambda n: _whole(target / STATE / n, None) or b""
+        ):
+            refs.append(PageRef(file, sha256, size, day))
+            if data is not None:
+                found.legacy[sha256] = data
+        found.legacy_refs = refs
 
 
 def _legacy_entries(staging: Staging, stock: _Stock, build: str) -> None:

@@ -43,11 +43,8 @@ def parse_url(text: str) -> URL:
         except exc.ArgumentError:
             raise UsageError(f"--db {masked(text)!r} is not a database URL; {USAGE}") from None
     if url.drivername in _SQLITE_DRIVERS:
-        if url.query:
-            raise UsageError(
-                f"--db {masked(text)!r}: a SQLite file takes no parameters "
-                f"({', '.join(sorted(url.query))}); {USAGE}"
-            )
+        if url.host or url.username or url.password or "?" in text or "#" in text:
+            raise UsageError(f"--db {masked(text)!r}: a SQLite URL names a file alone; {USAGE}")
         if not url.database or url.database == ":memory:" or url.database.startswith("file:"):
             raise UsageError(f"--db {masked(text)!r} names no database file; {USAGE}")
         path = Path(url.database)

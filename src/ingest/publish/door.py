@@ -21,7 +21,10 @@ Light on purpose: ``read_publish`` is built on it (the standard library, msgspec
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import errno
+import hashlib
 import os
 import shlex
 import stat
@@ -206,8 +209,19 @@ class Opened:
                     raise Damaged(self.folder, f"{manifest} lists {name!r} oddly")
                 with self.open(f"{STATE}/{name}") as fh:
                     check_stream(self.folder, f"{STATE}/{name}", fh, sums)
-        elif _exists(self.fd, manifest):
-            raise Damaged(self.folder, f"{MARKER} gives no checksum of {manifest}")
+            try:
+                pages = packed_pages(self.read(manifest), lambda n: self.read(f"{STATE}/{n}"))
+                lost = next((p[0] for p in pages if p[4] is None), None)
+            except ValueError as e:
+                raise Damaged(self.folder, str(e)) from None
+            if lost is not None:
+                raise Damaged(self.folder, f"page {lost!r} is not in its pack")
+        elif (
+            self.marker is not None
+            and self.marker.state_version == 3
+            and _exists(self.fd, manifest)
+        ):
+            raise Damaged(self.folder, f"{MARKER} gives no checksum of {manifest}")  # 0.2 gave it
         totals = self._json("report.json").get("totals")
         for name in ("items", "topics", "rejects"):
             count = totals.get(name) if isinstance(totals, dict) else None
@@ -309,6 +323,39 @@ def _opened(folder: Path, fd: int, kind: str) -> Opened:
     for name in listed:
         _check_present(folder, fd, name, None if legacy else marker.files[name])
     return Opened(folder, fd, marker, legacy)
+
+
+#: A page of ingest 0.2's state: file, sha256, size, crawl day, its bytes (None: not them).
+PackedPage = tuple[str, str, int, str | None, bytes | None]
+
+
+def packed_pages(manifest: bytes, read: Callable[[str], bytes]) -> Iterator[PackedPage]:
+    """ingest 0.2's pages as its state manifest lists them, each with its bytes from its
+    pack (``read``: a pack's bytes by name), None where a page is not its sha256 or the
+    manifest cannot place it; ValueError when the manifest lists no pages."""
+    doc = None
+    with contextlib.suppress(msgspec.DecodeError, RecursionError, ValueError):
+        doc = msgspec.json.decode(manifest)
+    pages = doc.get("pages") if isinstance(doc, dict) else None
+    if not isinstance(pages, list):
+        raise ValueError("state/manifest.json lists no pages")
+    packs: dict[str, bytes] = {}
+    for p in pages:
+        p = p if isinstance(p, dict) else {}
+        file, sha256, pack, day = (
+            str(p.get(k) or "") for k in ("file", "sha256", "pack", "crawled_at")
+        )
+        try:
+            offset, size = int(p["offset"]), int(p["size"])
+            day = dt.date.fromisoformat(day).isoformat() if day else ""
+        except (KeyError, TypeError, ValueError):
+            offset = size = -1
+        if pack not in packs:
+            packs[pack] = read(pack) if plain_name(pack) and "/" not in pack else b""
+        data = packs[pack][offset : offset + size] if min(offset, size) >= 0 else b""
+        whole = bool(sha256) and hashlib.sha256(data).hexdigest() == sha256
+        name, bytes_ = file or "(a page without a name)", data if whole else None
+        yield name, sha256, max(size, 0), day or None, bytes_
 
 
 def is_0_1_report(data: bytes) -> bool:

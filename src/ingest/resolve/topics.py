@@ -158,17 +158,20 @@ def join_topics(
 
 
 def _join_paginated(pages: list[tuple[PageResult, TopicHeader]]) -> None:
-    """Parts of a paginated topic: pages of one name whose URLs differ only by the page
-    number a part carries (``?page=2``, ``/page/2``) are one topic, known by the URL
-    without it (pages of other names at such URLs stay topics of their own)."""
-    found: dict[tuple[str, str | None], list[TopicHeader]] = {}
-    for _, h in pages:
+    """Parts of a paginated topic: pages whose URLs differ only by the page number a part
+    carries (``?page=2``, ``/page/2``) are one topic, known by the URL without it — a page
+    whose ranks continue others' (its first is not 1), with the page of the name they go
+    on from; pages that each start at rank 1 under other names stay topics of their own."""
+    found: dict[str, list[tuple[PageResult, TopicHeader]]] = {}
+    for r, h in pages:
         if h.url:
-            found.setdefault((unpaged(h.url), h.name), []).append(h)
-    for (base, _), headers in found.items():
-        if len({h.url for h in headers}) > 1:
-            for h in headers:
-                h.url, h.slug = base, url_slug(base) or h.slug
+            found.setdefault(unpaged(h.url), []).append((r, h))
+    for base, members in found.items():
+        names = {h.name for r, h in members if r.first_rank == 1}
+        if len({h.url for _, h in members}) < 2 or len(names) > 1:
+            continue
+        for _, h in members:
+            h.url, h.slug = base, url_slug(base) or h.slug
 
 
 def _settle_slugs(pages: list[tuple[PageResult, TopicHeader]], warnings: list[str]) -> None:

@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hashlib
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -46,7 +45,7 @@ from ingest.publish.door import (
     Opened,
     decode_json,
     open_publish,
-    plain_name,
+    packed_pages,
 )
 from ingest.records import Facts, Place
 from ingest.state import cache
@@ -192,11 +191,15 @@ class Previous:
             )
         if self.legacy_pages is not None:
             stored = []
-            for ref, data in packed_pages(self.legacy_pages, self._pack):
+            try:
+                found = list(packed_pages(self.legacy_pages, self._pack))
+            except ValueError as e:
+                raise Damaged(self.opened.folder, str(e)) from None
+            for file, sha256, _, day, data in found:
                 if data is None:
-                    raise Damaged(self.opened.folder, f"page {ref.file!r} is not in its pack")
-                day = dt.date.fromisoformat(ref.crawled_at) if ref.crawled_at else None
-                stored.append(StoredPage(ref.file, ref.sha256, day, data))
+                    raise Damaged(self.opened.folder, f"page {file!r} is not in its pack")
+                crawled = dt.date.fromisoformat(day) if day else None
+                stored.append(StoredPage(file, sha256, crawled, data))
             return stored
         return [
             StoredPage(
@@ -451,30 +454,6 @@ def _legacy_since(opened: Opened) -> dict[str, int]:
         return {str(i[0]): int(i[1]) for i in items}
     except (UsageError, msgspec.DecodeError, KeyError, TypeError, ValueError, IndexError):
         return {}
-
-
-def packed_pages(
-    manifest: bytes, read: Callable[[str], bytes]
-) -> Iterator[tuple[PageRef, bytes | None]]:
-    """ingest 0.2's pages as its state manifest lists them, each with its bytes from its
-    pack (``read``: a pack's bytes by name), None where they are not the page's sha256."""
-    doc = None
-    with contextlib.suppress(msgspec.DecodeError, RecursionError, ValueError):
-        doc = msgspec.json.decode(manifest)
-    pages = doc.get("pages") if isinstance(doc, dict) else None
-    packs: dict[str, bytes] = {}
-    for p in pages if isinstance(pages, list) else []:
-        try:
-            file, sha256, pack = str(p["file"]), str(p["sha256"]), str(p["pack"])
-            offset, size, day = int(p["offset"]), int(p["size"]), p.get("crawled_at")
-            dt.date.fromisoformat(day) if day is not None else None
-        except (KeyError, TypeError, ValueError):
-            continue
-        if pack not in packs:
-            packs[pack] = read(pack) if plain_name(pack) and "/" not in pack else b""
-        data = packs[pack][offset : offset + size] if min(offset, size) >= 0 else b""
-        whole = hashlib.sha256(data).hexdigest() == sha256
-        yield PageRef(file, sha256, size, day), data if whole else None
 
 
 __all__ = ["NotAPublish", "Previous", "load"]
