@@ -32,13 +32,12 @@ from ingest.errors import PublishError, UsageError
 from ingest.extract.discover import InputFile, collect_inputs, read_bytes
 from ingest.pipeline.local import Advance, LocalEngine, Spooled
 from ingest.pipeline.steps import Begin, Context, Engine, PageCache, Step, run_steps
-from ingest.publish.door import STATE_VERSION, FileSum, Marker, Opened, digest
+from ingest.publish.door import STATE_VERSION, FileSum, Marker, Opened, digest, read_regular
 from ingest.publish.folder import Folder, Staging, check_apart, check_owned, side_path
 from ingest.publish.signals import Stops
 from ingest.records import RunOutput, packed
 from ingest.report import write_report, write_report_into
 from ingest.state import cache
-from ingest.state.cache import read_file
 from ingest.state.changes import shrink
 from ingest.state.previous import (
     ITEMS,
@@ -386,7 +385,7 @@ def _entries(
         if sha256 in written:
             staging.written(name, FileSum(*written[sha256]))
             continue
-        made = read_file(staging.path / name)
+        made = read_regular(staging.path / name)
         if made is not None:  # the same bytes parsed under another name, a page since replaced
             staging.written(name, FileSum(len(made), digest(made)))
             continue

@@ -25,7 +25,6 @@ import contextlib
 import datetime as dt
 import hashlib
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +49,7 @@ from ingest.publish.door import (
     open_publish,
     packed_pages,
     read_marker,
+    read_regular,
 )
 from ingest.publish.folder import OWNED, Folder, Staging, target_of
 from ingest.publish.signals import Stops
@@ -195,15 +195,9 @@ def _agreeing(found: _Stock) -> None:
 
 def _whole(path: Path, listed: FileSum | None) -> bytes | None:
     """A file's bytes, when it is a regular file (of its listed digest, when listed)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+    data = read_regular(path)
+    if data is None:
         return None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        return None
-    with open(fd, "rb") as fh:
-        data = fh.read(1 << 31)
     if listed is not None and (len(data) != listed.size or digest(data) != listed.xxh3_128):
         return None
     return data

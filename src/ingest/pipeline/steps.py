@@ -35,6 +35,7 @@ from ingest.extract.discover import InputFile, read_bytes
 from ingest.extract.pages import failed_page, file_reject, parse_bytes
 from ingest.extract.parse.common import excerpt
 from ingest.normalize.language import language_of
+from ingest.publish.door import read_regular
 from ingest.records import Listing, PageReject, PageResult, RunOutput
 from ingest.resolve.align import OrderPoint, order_point, topic_edges
 from ingest.resolve.assemble import assemble
@@ -75,7 +76,7 @@ class PageCache:
         """The previous publish's entry of the page of these bytes (None: it keeps none)."""
         if self.folder is None or sha256 not in self.kept:
             return None
-        blob = cache.read_file(self.folder / cache.entry_name(sha256))
+        blob = read_regular(self.folder / cache.entry_name(sha256))
         return None if blob is None else cache.read_entry(blob)
 
     def taken(self, sha256: str, name: str) -> PageResult | None:

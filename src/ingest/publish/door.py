@@ -423,6 +423,16 @@ def _read_at(folder: Path, dir_fd: int | None, name: str, limit: int) -> bytes:
         os.close(fd)
 
 
+def read_regular(path: Path, limit: int = 1 << 31) -> bytes | None:
+    """A file's bytes when it is a regular file (a link never followed, a FIFO or a device
+    never waited on; at most ``limit`` + 1 bytes); None when it is not one or cannot be
+    read."""
+    try:
+        return _read_at(path.parent, None, path.name, limit)
+    except (OSError, ValueError):
+        return None
+
+
 def _open_folder(folder: Path) -> int:
     try:
         return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

@@ -16,7 +16,6 @@ written by the process that parsed the page, into the new publish's staging fold
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 import msgspec
@@ -125,13 +124,3 @@ def named(page: PageResult, name: str) -> PageResult:
 
 def _renamed(prov: Provenance, name: str) -> Provenance:
     return structs.replace(prov, file=name)
-
-
-def read_file(path: Path) -> bytes | None:
-    """An entry file's bytes (None: it cannot be read)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    with open(fd, "rb") as fh:
-        return fh.read()

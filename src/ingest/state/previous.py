@@ -121,7 +121,7 @@ class Previous:
     pages: list[PageRef] = field(default_factory=list)
     opened: Opened | None = None
     build: str = ""  # of the ingest that wrote it
-    legacy_pages: bytes | None = None  # ingest 0.2's state manifest, listing its packed pages
+    legacy_manifest: bytes | None = None  # ingest 0.2's state manifest: its packed pages
     json: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     _lines: dict[str, list[bytes]] = field(default_factory=dict)
 
@@ -131,7 +131,9 @@ class Previous:
 
     @property
     def has_pages(self) -> bool:
-        return self.opened is not None and (not self.opened.legacy or self.legacy_pages is not None)
+        return self.opened is not None and (
+            not self.opened.legacy or self.legacy_manifest is not None
+        )
 
     @property
     def windows(self) -> dict[str, Window]:
@@ -189,10 +191,10 @@ class Previous:
                     else "there is no publish there yet: run once without --merge first"
                 )
             )
-        if self.legacy_pages is not None:
+        if self.legacy_manifest is not None:
             stored = []
             try:
-                found = list(packed_pages(self.legacy_pages, self._pack))
+                found = list(packed_pages(self.legacy_manifest, self._pack))
             except ValueError as e:
                 raise Damaged(self.opened.folder, str(e)) from None
             for file, sha256, _, day, data in found:
@@ -385,7 +387,7 @@ def _from_json(opened: Opened) -> Previous:
         doc.pop("sources", None)
         prev.json.setdefault("topic", {})[slug] = doc
     with contextlib.suppress(UsageError):  # none: a publish that keeps no pages
-        prev.legacy_pages = opened.read(f"{STATE}/manifest.json")
+        prev.legacy_manifest = opened.read(f"{STATE}/manifest.json")
     return prev
 
 
