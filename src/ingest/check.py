@@ -10,7 +10,6 @@ import difflib
 import errno
 import json
 import os
-import re
 import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from ingest.contract import Item, Reject, Topic, jsonl, to_builtins
 from ingest.errors import UsageError
 from ingest.extract.discover import collect_inputs
 from ingest.job import JobOptions, compute
+from ingest.normalize.ages import crawl_day
 from ingest.pipeline.steps import Context
 from ingest.publish.folder import atomic_write_bytes
 from ingest.state.previous import Previous, RunSettings
@@ -139,18 +139,15 @@ def _crawl_day(path: Path) -> dt.date | None:
         if not isinstance(doc, dict):
             raise ValueError("not a JSON object")
         day = doc.get("crawled_at")
-        if day is not None and not (isinstance(day, str) and _DAY.fullmatch(day)):
-            raise ValueError(f"crawled_at {day!r} is not YYYY-MM-DD")
-        return None if day is None else dt.date.fromisoformat(day)
+        found = crawl_day(day) if isinstance(day, str) else None
+        if day is not None and found is None:
+            raise ValueError(f"crawled_at {day!r} is not a day YYYY-MM-DD")
+        return found
     except (OSError, ValueError, TypeError, RecursionError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else e
         raise UsageError(
             f'{path}: not a fixture file ({why}); it holds {{"crawled_at": "YYYY-MM-DD"}}'
         ) from None
-
-
-#: A crawl day as ``run --crawled-at`` takes it (not ``20261102`` nor ``2026-W45-1``).
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def _records(pages: Path, day: dt.date | None) -> dict[str, list[Any]]:

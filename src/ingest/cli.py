@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -14,6 +13,7 @@ from typing import NoReturn
 from ingest import SCHEMA_VERSION, __version__
 from ingest.commands import cmd_check, cmd_publish, cmd_repair, cmd_run, cmd_schema, cmd_validate
 from ingest.errors import IngestError
+from ingest.normalize.ages import crawl_day
 from ingest.publish.signals import STOPPING, Stopped, Stops
 
 EPILOG = """\
@@ -285,13 +285,9 @@ def _seconds(s: str) -> float:
 
 
 def _date(s: str) -> dt.date:
-    """A crawl day: ``YYYY-MM-DD`` only (not the other forms ISO 8601 and
-    ``date.fromisoformat`` take, ``20261102`` or ``2026-W45-1``), no later than tomorrow by
+    """A crawl day (:func:`~ingest.normalize.ages.crawl_day`), no later than tomorrow by
     this machine's clock (a zone ahead may be a day on; a later day dates ages wrong)."""
-    try:
-        day = dt.date.fromisoformat(s) if _DAY.fullmatch(s) else None
-    except ValueError:
-        day = None
+    day = crawl_day(s)
     if day is None:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {s!r}")
     tomorrow = dt.date.today() + dt.timedelta(days=1)
@@ -301,9 +297,6 @@ def _date(s: str) -> dt.date:
             "in the future"
         )
     return day
-
-
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import calendar
 import datetime as dt
 import re
 
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _LABEL = re.compile(r"^\s*([0-9]{1,4})\s*(秒|分钟|小时|天|周|星期|个月|月|年)\s*前\s*$")
 _SPANS = {
     "秒": dt.timedelta(seconds=1),
@@ -24,6 +25,15 @@ _SPANS = {
 }
 _MONTHS = {"个月": 1, "月": 1, "年": 12}
 _DAYS_BEFORE = {"昨天": 1, "前天": 2}
+
+
+def crawl_day(text: str) -> dt.date | None:
+    """A crawl day as ingest takes one: ``YYYY-MM-DD`` only (not the other forms ISO 8601
+    and ``date.fromisoformat`` take, ``20261102`` or ``2026-W45-1``); None if it is none."""
+    try:
+        return dt.date.fromisoformat(text) if _DAY.fullmatch(text) else None
+    except ValueError:
+        return None
 
 
 def estimate(label: str | None, crawled: dt.date | None) -> tuple[dt.date, dt.date] | None:
