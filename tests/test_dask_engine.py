@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 import select
@@ -341,3 +342,86 @@ def test_a_stopped_dask_run_ends_cleanly(
         )
         assert not alive, f"children {children} outlived the run"
         assert not out.exists()
+
+
+#: Loaded by each worker of a cluster: the first worker to write a page's cache entry dies
+#: half way through it (its process ends at once, as kill -9 ends it), once in the cluster.
+_DIES_WRITING = """
+import os
+from pathlib import Path
+import ingest.state.cache as cache
+
+FLAG = Path({flag!r})
+_write_file = getattr(cache.write_file, "original", cache.write_file)  # loaded once or twice
+
+def write_file(path, pieces, sync=False):
+    try:
+        os.close(os.open(FLAG, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return _write_file(path, pieces, sync)
+    with open(path, "xb") as out:
+        out.write(pieces[: len(pieces) // 2])
+    os._exit(1)
+
+write_file.original = _write_file
+cache.write_file = write_file
+"""
+
+
+def _publish_beside_a_dying_worker(
+    tmp_path: Path, corpus: Path, preload: list[str], kill: bool
+) -> Path:
+    """``ingest run`` of the corpus through a scheduler whose two workers each have a nanny
+    (a worker that dies is started again, its tasks run again, as on a real cluster), the
+    run's publish; ``kill``: one worker is killed (SIGKILL) once the run has read every
+    page (what it held, the pages it parsed, is parsed again for the steps after)."""
+    from dask.distributed import Client, LocalCluster
+
+    out = tmp_path / "dask"
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", preload=preload,
+        silence_logs=logging.CRITICAL,
+    ) as cluster, Client(cluster) as client:  # fmt: skip
+        pids = list(client.run(os.getpid).values())
+        cmd = ["run", str(corpus / "dumps"), "--out", str(out), "--engine", "dask"]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ingest", *cmd, "--scheduler", cluster.scheduler_address],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        with proc:
+            said = ""
+            assert proc.stderr is not None
+            while kill and not said.startswith("ingest: read "):
+                said = proc.stderr.readline()
+                assert said, "the run ended before its read was done"
+            if kill:
+                os.kill(pids[0], signal.SIGKILL)
+            _, err = proc.communicate(timeout=120)
+        assert (proc.returncode, _without_log(said + err)) == (0, ""), said + err
+        assert len(client.run(os.getpid)) == 2  # the dead worker was started again
+    return out
+
+
+@pytest.mark.slow  # two clusters of their own: make test-slow
+def test_a_worker_killed_mid_run_publishes_the_same_bytes(tmp_path: Path, corpus: Path) -> None:
+    """A worker process killed while the run's steps are on it: Dask runs its tasks again on
+    the worker left (and the one started again), and the run publishes the bytes the local
+    engine publishes — never a mix of two attempts."""
+    _run(corpus / "dumps", tmp_path / "local")
+    _same(tmp_path / "local", _publish_beside_a_dying_worker(tmp_path, corpus, [], kill=True))
+
+
+@pytest.mark.slow
+def test_a_worker_dying_while_it_writes_a_cache_entry_leaves_no_half_entry(
+    tmp_path: Path, corpus: Path
+) -> None:
+    """A worker that dies half way through writing a page's cache entry: the task runs
+    again elsewhere and the publish holds the whole entry (the half one is never taken for
+    the entry another process wrote first)."""
+    preload = tmp_path / "dies_writing.py"
+    preload.write_text(_DIES_WRITING.format(flag=str(tmp_path / "died")), "utf-8")
+    _run(corpus / "dumps", tmp_path / "local")
+    out = _publish_beside_a_dying_worker(tmp_path, corpus, [str(preload)], kill=False)
+    assert (tmp_path / "died").exists()  # a worker did die writing
+    _same(tmp_path / "local", out)
+    assert run_subprocess("validate", str(out)).returncode == 0

@@ -16,6 +16,8 @@ written by the process that parsed the page, into the new publish's staging fold
 from __future__ import annotations
 
 import hashlib
+import os
+import uuid
 from pathlib import Path
 
 import msgspec
@@ -104,11 +106,18 @@ def read_entry(blob: bytes) -> Entry | None:
 def keep(folder: Path, build: str, data: bytes, page: PageResult) -> tuple[int, str] | None:
     """Write the entry of a page just parsed into the state folder of a publish being made
     (``folder``: the staging folder); its size and digest. None when another process wrote
-    it first (the same bytes under two names)."""
+    it first (the same bytes under two names, or a Dask task run again). The entry appears
+    whole or not at all: written under a temporary name and linked into place, so a worker
+    killed while writing leaves no half entry for the task's second run to find."""
+    final = folder / entry_name(page.sha256)
+    tmp = final.with_name(f".{final.name}.{uuid.uuid4().hex}.tmp")  # the publish drops it
+    found = write_file(tmp, entry_bytes(build, data, page))
     try:
-        found = write_file(folder / entry_name(page.sha256), entry_bytes(build, data, page))
+        os.link(tmp, final)
     except FileExistsError:
         return None
+    finally:
+        tmp.unlink()
     return found.size, found.xxh3_128
 
 
