@@ -25,8 +25,8 @@ class PublishError(IngestError):
 
 
 class WorkerLost(IngestError):
-    """A worker process of ``--jobs`` stopped before its work was done; nothing was
-    published (exit code 2)."""
+    """A worker process (of ``--jobs``, or Dask's) stopped before its work was done;
+    nothing was published (exit code 2)."""
 
 
 class ReadError(IngestError):

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 from uuid import uuid4
 
-from ingest.errors import UsageError
+from ingest.errors import UsageError, WorkerLost
 from ingest.pipeline.steps import Context, Step
 
 
@@ -34,7 +34,15 @@ class DaskEngine:
         return db.from_sequence(records, npartitions=max(1, min(len(records), self.partitions)))
 
     def collect(self, bag: Any) -> list[Any]:
-        return list(bag.compute())
+        from distributed import KilledWorker
+
+        try:
+            return list(bag.compute())
+        except KilledWorker as e:  # its worker died each time (Dask's allowed-failures)
+            raise WorkerLost(
+                "a task of the run killed the Dask worker running it each time it was tried "
+                "(out of memory?); nothing was published"
+            ) from e
 
     def start(self, bag: Any, step: Step, ctx: Context) -> None:
         """An apart step runs in turn here: its value is a few small values."""

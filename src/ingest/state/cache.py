@@ -106,9 +106,8 @@ def read_entry(blob: bytes) -> Entry | None:
 def keep(folder: Path, build: str, data: bytes, page: PageResult) -> tuple[int, str] | None:
     """Write the entry of a page just parsed into the state folder of a publish being made
     (``folder``: the staging folder); its size and digest. None when another process wrote
-    it first (the same bytes under two names, or a Dask task run again). The entry appears
-    whole or not at all: written under a temporary name and linked into place, so a worker
-    killed while writing leaves no half entry for the task's second run to find."""
+    it first (the same bytes under two names, a Dask task run again). Written under a
+    temporary name and linked into place: a worker killed while writing leaves no half."""
     final = folder / entry_name(page.sha256)
     tmp = final.with_name(f".{final.name}.{uuid.uuid4().hex}.tmp")  # the publish drops it
     found = write_file(tmp, entry_bytes(build, data, page))
