@@ -452,3 +452,57 @@ def test_a_task_that_kills_every_worker_ends_the_run_in_one_line(
         "was tried (out of memory?); nothing was published\n",
     )
     assert _published(out) == before
+
+
+@contextmanager
+def _worker_without(hidden: Path) -> Iterator[str]:
+    """A scheduler and one worker (under its nanny) that sees an empty folder at ``hidden``
+    (a tmpfs over it in a mount namespace of its own), as a worker on another machine
+    would: the scheduler's address."""
+    info = hidden.parent / "scheduler.json"
+    dask = str(Path(sys.executable).parent / "dask")
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    scheduler = subprocess.Popen(
+        [dask, "scheduler", "--scheduler-file", str(info), "--port", "0",
+         "--dashboard-address", ":0"], **quiet,
+    )  # fmt: skip
+    worker = subprocess.Popen(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+         'mount -t tmpfs none "$0" && exec "$1" worker --scheduler-file "$2" --nworkers 1 '
+         "--nthreads 1 --dashboard-address :0", str(hidden), dask, str(info)], **quiet,
+    )  # fmt: skip
+    try:
+        from dask.distributed import Client
+
+        deadline = time.monotonic() + 60
+        while not info.exists():
+            assert time.monotonic() < deadline and scheduler.poll() is None
+            time.sleep(0.05)
+        with Client(scheduler_file=str(info), timeout="30s") as client:
+            client.wait_for_workers(1, timeout=60)
+            yield str(client.scheduler.address)
+    finally:
+        for proc in (worker, scheduler):
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+@pytest.mark.slow  # a cluster of its own: make test-slow
+@pytest.mark.parametrize("hidden", ["inputs", "output"])
+def test_a_worker_that_does_not_see_the_folders_is_one_line(tmp_path: Path, hidden: str) -> None:
+    """A worker elsewhere that does not see the inputs, or the folder beside --out where it
+    would write the pages' cache entries, as ``ingest run`` sees them: one line naming the
+    path, exit 2, before any page is read (it was a traceback, or every page rejected)."""
+    (tmp_path / "inputs").mkdir()
+    dumps = shutil.copytree(SEEDS, tmp_path / "inputs" / "dumps")
+    (tmp_path / "output").mkdir()
+    out = tmp_path / "output" / "out"
+    with _worker_without(tmp_path / hidden) as address:
+        proc = run_subprocess(
+            "run", str(dumps), "--out", str(out), "--engine", "dask", "--scheduler", address
+        )
+    seen = str(dumps) if hidden == "inputs" else f"{tmp_path}/output/.out.staging-"
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("ingest: error: the Dask worker tcp://"), proc.stderr
+    assert f" does not see {seen!r}"[:-1] in proc.stderr and proc.stderr.count("\n") == 1
+    assert not out.exists() and list((tmp_path / "output").iterdir()) == []

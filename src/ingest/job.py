@@ -137,7 +137,7 @@ def _run(
     pages = PageCache(previous.folder, kept, this_build, staging.path, take=not opts.full)
     settings = RunSettings("merge" if opts.merge else "snapshot", opts.crawled_at)
     ctx = Context.building_on(previous, settings, pages)
-    with _engine(opts, watch, side_path(folder.target, "results")) as engine:
+    with _engine(opts, watch, side_path(folder.target, "results"), staging.path) as engine:
         output = _steps(engine, inputs, ctx, watch)
         written = {p.sha256: p.entry for p in ctx.topics.pages if p.entry is not None}
         del ctx
@@ -180,13 +180,18 @@ def _publish(
 
 
 @contextmanager
-def _engine(opts: JobOptions, watch: Watch, spool: Path | None = None) -> Iterator[Engine]:
+def _engine(
+    opts: JobOptions, watch: Watch, spool: Path | None = None, staging: Path | None = None
+) -> Iterator[Engine]:
     """The engine of the run, alive until the block ends (the publish may use its
-    workers): the local one (its workers' results in ``spool``), or one on a Dask cluster."""
+    workers): the local one (its workers' results in ``spool``), or one on a Dask cluster
+    (a scheduler's workers must see the inputs, and ``staging``, as this process does)."""
     if opts.engine == "dask":
-        from ingest.pipeline.dask import DaskEngine, connected
+        from ingest.pipeline.dask import DaskEngine, check_reach, connected
 
-        with connected(opts.scheduler, opts.jobs):
+        with connected(opts.scheduler, opts.jobs) as client:
+            if opts.scheduler and staging is not None:
+                check_reach(client, staging, [os.path.abspath(p) for p in opts.paths])
             yield DaskEngine(max(1, opts.jobs * 4))
     else:
         with LocalEngine(opts.jobs, watch.advance, spool) as engine:

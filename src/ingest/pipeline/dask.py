@@ -14,7 +14,8 @@ from __future__ import annotations
 import logging
 import signal
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
@@ -114,6 +115,32 @@ def _group_one(group: tuple[Any, list[Any]], task: tuple[Step, Context]) -> list
     step, ctx = task
     key, pairs = group
     return list(step.fn(key, [v for _, v in pairs], ctx))
+
+
+def check_reach(client: Any, staging: Path, inputs: list[str]) -> None:
+    """Every worker sees the inputs and the staging folder (it writes the pages' cache
+    entries there) at the paths this process does: a worker elsewhere may not."""
+    probe = staging / f".reach-{uuid4().hex}"  # holds its own name
+    probe.write_text(probe.name, "utf-8")
+    try:
+        unseen = client.run(_unseen, [*inputs, str(probe)])
+    finally:
+        probe.unlink()
+    for worker, path in sorted(unseen.items()):
+        if path is not None:
+            raise UsageError(
+                f"the Dask worker {worker} does not see {path!r} as ingest run does: its "
+                "workers must reach the inputs and the folder beside --out at the same paths"
+            )
+
+
+def _unseen(paths: list[str]) -> str | None:
+    *inputs, probe = map(Path, paths)
+    seen = False
+    with suppress(OSError):
+        seen = probe.read_text("utf-8") == probe.name
+    missing = [p for p in inputs if not p.exists()] + ([] if seen else [probe.parent])
+    return str(missing[0]) if missing else None
 
 
 @contextmanager
