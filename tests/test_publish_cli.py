@@ -193,6 +193,35 @@ def test_injected_enospc_exits_2_and_keeps_the_previous_output(
     assert_recovers(out, new)
 
 
+@pytest.mark.parametrize(
+    "engine", [("--jobs", "1"), ("--jobs", "2"), ("--engine", "dask", "--jobs", "2")]
+)
+def test_a_disk_full_of_the_pages_cache_entries_exits_2_in_one_line(
+    tmp_path: Path, engine: tuple[str, ...]
+) -> None:
+    """A disk that fills while the pages' cache entries are written (by the run, by its
+    workers, by Dask's: a 8 kB tmpfs, in a mount namespace of the run's own) is the run's
+    end in one line, exit 2 — it was a worker's traceback — and leaves nothing there."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    run = [sys.executable, "-m", "ingest", "run", str(SEEDS), "--out", f"{disk}/out", "--quiet"]
+    script = 'mount -t tmpfs -o size=8k none "$0" && "$@"; code=$?; ls -A "$0"; exit $code'
+    proc = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(disk), *run,
+         *engine],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    said = "".join(line for line in proc.stderr.splitlines(True) if " in " not in line[-9:])
+    assert proc.returncode == 2, proc.stderr
+    assert (
+        said
+        == (f"ingest: error: cannot write a page's cache entry in '{disk}/.out.staging-")
+        + said.split(".out.staging-")[1]
+    ), proc.stderr
+    assert said.endswith("': No space left on device\n") and said.count("\n") == 1
+    assert proc.stdout == ""  # nothing left on the disk
+
+
 def test_enospc_after_publish_keeps_the_new_output(
     tmp_path: Path,
     refs: tuple[Path, Snapshot, Snapshot],

@@ -25,6 +25,7 @@ import zstandard
 from msgspec import Struct, structs
 
 from ingest import __version__
+from ingest.errors import PublishError
 from ingest.publish.folder import write_file
 from ingest.records import PageResult, Provenance
 
@@ -110,13 +111,16 @@ def keep(folder: Path, build: str, data: bytes, page: PageResult) -> tuple[int, 
     temporary name and linked into place: a worker killed while writing leaves no half."""
     final = folder / entry_name(page.sha256)
     tmp = final.with_name(f".{final.name}.{uuid.uuid4().hex}.tmp")  # the publish drops it
-    found = write_file(tmp, entry_bytes(build, data, page))
     try:
+        found = write_file(tmp, entry_bytes(build, data, page))
         os.link(tmp, final)
     except FileExistsError:
         return None
+    except OSError as e:  # a full disk: the run's end, in one line (from any worker)
+        where = f"cannot write a page's cache entry in {str(folder)!r}"
+        raise PublishError(f"{where}: {e.strerror or e}") from e
     finally:
-        tmp.unlink()
+        tmp.unlink(missing_ok=True)
     return found.size, found.xxh3_128
 
 
