@@ -20,6 +20,9 @@ from hypothesis import HealthCheck, settings
 
 from ingest.cli import main
 
+#: The database tests' fixtures (``pg_url``, ``db_url``, ``published``): see dbtest.py.
+pytest_plugins = ["dbtest"]
+
 #: Hypothesis profiles. ``default`` (``make test``): few examples of each property that runs
 #: the whole command line; ``slow`` (``make test-slow``, ``HYPOTHESIS_PROFILE=slow``): the
 #: full sweep. Both derandomized: a failure is found again on the next run.

@@ -1,5 +1,6 @@
-"""Helpers for the database tests: a fresh SQLite file or PostgreSQL database per test,
-publishes derived from a real one, and every table read back.
+"""Helpers for the database tests: a fresh SQLite file or PostgreSQL database per test (the
+fixtures ``pg_url``, ``db_url`` and ``published``, loaded for every test module by
+``conftest.py``), publishes derived from a real one, and every table read back.
 
 PostgreSQL is real: a server at ``INGEST_TEST_PG`` (default
 ``postgresql://postgres@127.0.0.1:5432/test``); each test creates its own database and drops
@@ -28,6 +29,8 @@ from msgspec.structs import replace
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import URL, make_url
 
+from conftest import SEEDS
+from ingest.cli import main
 from ingest.contract import Item, Topic
 from ingest.job import write_records
 from ingest.reader import load_publish
@@ -80,12 +83,31 @@ def pg_database(options: str = "") -> Iterator[str]:
 BACKENDS = ["sqlite", "postgresql"]
 
 
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A ``db_url`` fixture's body: a new SQLite file, or the ``pg_url`` fixture."""
+@pytest.fixture
+def pg_url() -> Iterator[str]:
+    """A new PostgreSQL database of the test's own."""
+    with pg_database() as url:
+        yield url
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new SQLite file, or a new PostgreSQL database: a test of it runs on both."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'site.sqlite'}"
     url: str = request.getfixturevalue("pg_url")
     return url
+
+
+@pytest.fixture
+def published(ingest: Any, tmp_path: Path, db_url: str) -> tuple[Path, Path]:
+    """A (the seeds) and B (:func:`derive` with :func:`edit_b`), published one after the
+    other into ``db_url``."""
+    a = ingest(SEEDS).folder
+    b = derive(a, tmp_path / "b", edit_b)
+    for folder in (a, b):
+        assert main(["publish", str(folder), "--db", db_url, "--quiet"]) == 0
+    return a, b
 
 
 def connect(url: str) -> Any:

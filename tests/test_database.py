@@ -11,7 +11,6 @@ JSONL, field by field.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,33 +19,19 @@ import pytest
 
 from conftest import SEEDS
 from dbtest import (
-    BACKENDS,
     NEW_ID,
     assert_rows_equal_jsonl,
-    database_url,
     derive,
     edit_b,
     edit_c,
     lines,
     logged,
-    pg_database,
     rows,
     snapshot,
 )
 from ingest.cli import main
 from ingest.contract import Item, Topic
 from ingest.state.changes import change_set
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    with pg_database() as url:
-        yield url
-
-
-@pytest.fixture(params=BACKENDS)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return database_url(request, tmp_path)
 
 
 def publish(folder: Path, url: str) -> int:

@@ -21,7 +21,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +33,6 @@ from ingest.publish.signals import FAULT_ENV
 from test_database_migrations import downgrade_to_v1
 
 WAIT = 120
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    with pg_database() as url:
-        yield url
 
 
 @pytest.fixture

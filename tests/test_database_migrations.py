@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +20,14 @@ from sqlalchemy import inspect, text
 
 from conftest import SEEDS
 from dbtest import (
-    BACKENDS,
     Json,
     assert_rows_equal_jsonl,
     connect,
-    database_url,
     derive,
     edit_b,
     edit_c,
     lines,
     logged,
-    pg_database,
     rows,
     search_query,
     substring_scan,
@@ -92,17 +88,6 @@ V2_TABLES = [
     "topic_sources",
     "changes",
 ]
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    with pg_database() as url:
-        yield url
-
-
-@pytest.fixture(params=BACKENDS)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return database_url(request, tmp_path)
 
 
 def downgrade_to_v2(url: str) -> None:

@@ -30,14 +30,9 @@ from sqlalchemy.engine import make_url
 
 from conftest import ROOT, SEEDS
 from dbtest import (
-    BACKENDS,
     assert_rows_equal_jsonl,
     connect,
-    database_url,
-    derive,
-    edit_b,
     lines,
-    pg_database,
     psql_arg,
     readme_queries,
     rows,
@@ -47,27 +42,6 @@ from dbtest import (
 from ingest.cli import main
 
 Query = tuple[str, str]  # (where: "both", "sqlite" or "postgresql", the SQL)
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    with pg_database() as url:
-        yield url
-
-
-@pytest.fixture(params=BACKENDS)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return database_url(request, tmp_path)
-
-
-@pytest.fixture
-def published(ingest: Any, tmp_path: Path, db_url: str) -> tuple[Path, Path]:
-    """A and B, published one after the other into ``db_url``."""
-    a = ingest(SEEDS).folder
-    b = derive(a, tmp_path / "b", edit_b)
-    for folder in (a, b):
-        assert main(["publish", str(folder), "--db", db_url, "--quiet"]) == 0
-    return a, b
 
 
 def doc_queries() -> list[Query]:

@@ -16,7 +16,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +24,9 @@ from sqlalchemy import text
 
 from conftest import ROOT, SEEDS, run_subprocess
 from dbtest import (
-    BACKENDS,
     connect,
-    database_url,
     derive,
     edit_b,
-    pg_database,
     reseal,
     snapshot,
 )
@@ -38,17 +34,6 @@ from ingest.cli import main
 from ingest.database import tables
 
 FILES = ["changes.jsonl", "items.jsonl", "rejects.jsonl", "report.json", "topics.jsonl"]
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    with pg_database() as url:
-        yield url
-
-
-@pytest.fixture(params=BACKENDS)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return database_url(request, tmp_path)
 
 
 @pytest.fixture

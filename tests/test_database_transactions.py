@@ -20,21 +20,10 @@ import pytest
 from sqlalchemy import Engine, event, exc
 
 from conftest import SEEDS
-from dbtest import BACKENDS, database_url, derive, edit_b, lines, pg_database, rows, snapshot
+from dbtest import derive, edit_b, lines, rows, snapshot
 from ingest.cli import main
 
 WAIT = 60
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    with pg_database() as url:
-        yield url
-
-
-@pytest.fixture(params=BACKENDS)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return database_url(request, tmp_path)
 
 
 @pytest.fixture

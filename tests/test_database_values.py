@@ -8,27 +8,13 @@ the publisher before and after, as ``changes.jsonl`` has them; rows of other ops
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from conftest import ITEM_PAGE, SEEDS
-from dbtest import BACKENDS, database_url, json_value, lines, logged, pg_database, rows
+from dbtest import json_value, lines, logged, rows
 from ingest.cli import main
 
 BEFORE, AFTER = "Hugging Face", "HF 博客"
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    with pg_database() as url:
-        yield url
-
-
-@pytest.fixture(params=BACKENDS)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return database_url(request, tmp_path)
 
 
 def second_day(tmp_path: Path) -> Path:

@@ -23,7 +23,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -33,15 +32,12 @@ from sqlalchemy import text
 
 from conftest import SEEDS
 from dbtest import (
-    BACKENDS,
     SEARCHED,
     Json,
     connect,
-    database_url,
     derive,
     edit_b,
     lines,
-    pg_database,
     psql_arg,
     readme_queries,
     scanner,
@@ -52,27 +48,6 @@ from dbtest import (
 from ingest.cli import main
 
 CJK = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    with pg_database() as url:
-        yield url
-
-
-@pytest.fixture(params=BACKENDS)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return database_url(request, tmp_path)
-
-
-@pytest.fixture
-def published(ingest: Any, tmp_path: Path, db_url: str) -> tuple[Path, Path]:
-    """A and B, published one after the other into ``db_url``."""
-    a = ingest(SEEDS).folder
-    b = derive(a, tmp_path / "b", edit_b)
-    for folder in (a, b):
-        assert main(["publish", str(folder), "--db", db_url, "--quiet"]) == 0
-    return a, b
 
 
 def texts(*folders: Path) -> list[str]:
