@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -145,6 +146,23 @@ STEP_LINE = re.compile(r"ingest: (?:read|resolved|wrote|published|done)\b[^\n]* 
 def without_steps(err: str) -> str:
     """What a run said on stderr besides the lines its phases print as they end."""
     return STEP_LINE.sub("", err)
+
+
+@contextlib.contextmanager
+def running(*args: str) -> Iterator[subprocess.Popen[bytes]]:
+    """``ingest ARGS`` started in a session of its own (its workers in its process group, as
+    a terminal's Ctrl-C finds them), its stderr piped; whatever of the group is left at the
+    end of the block is killed (a test that fails leaves nothing running)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ingest", *args],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+    with proc:
+        try:
+            yield proc
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
 
 
 def run_subprocess(

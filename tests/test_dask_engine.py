@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ import msgspec
 import pytest
 import zstandard
 
-from conftest import ROOT, SEEDS, outliving, run_python, run_subprocess
+from conftest import ROOT, SEEDS, outliving, run_python, run_subprocess, running
 
 pytest.importorskip("distributed")
 
@@ -274,30 +274,18 @@ def _rest(proc: subprocess.Popen[bytes]) -> bytes:
     return said
 
 
+def _running(corpus: Path, out: Path) -> AbstractContextManager[subprocess.Popen[bytes]]:
+    """``ingest run`` of the corpus on a local cluster of two workers, started as
+    :func:`conftest.running` does."""
+    cmd = ["run", str(corpus / "dumps"), "--out", str(out), "--engine", "dask", "--jobs", "2"]
+    return running(*cmd)
+
+
 def _cmdline(pid: int) -> bytes:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return b""
-
-
-@contextmanager
-def _running(corpus: Path, out: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """``ingest run`` of the corpus on a local cluster of two workers, in a session of its
-    own (its workers in its process group, as a terminal's Ctrl-C finds them); whatever
-    of the group is left at the end of the block is killed."""
-    cmd = [sys.executable, "-m", "ingest", "run", str(corpus / "dumps"), "--out", str(out)]
-    proc = subprocess.Popen(
-        [*cmd, "--engine", "dask", "--jobs", "2"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        start_new_session=True,
-    )  # fmt: skip
-    with proc:
-        try:
-            yield proc
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")

@@ -17,15 +17,14 @@ import re
 import select
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 
-from conftest import ITEM_PAGE, ROOT, TOPIC_LIST, TOPIC_PAGE, outliving
+from conftest import ITEM_PAGE, TOPIC_LIST, TOPIC_PAGE, outliving, running
 from ingest.cli import main
 
 pytestmark = pytest.mark.skipif(
@@ -182,22 +181,9 @@ def _dumps(folder: Path) -> Path:
     return folder
 
 
-@contextmanager
-def _running(dumps: Path, out: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """``ingest run DUMPS --out OUT --jobs 2`` in a session of its own (its workers in its
-    process group, as a terminal's Ctrl-C finds them); whatever of the group is left at
-    the end of the block is killed (a test that fails leaves nothing running)."""
-    cmd = [sys.executable, "-m", "ingest", "run", str(dumps), "--out", str(out), "--jobs", "2"]
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        start_new_session=True,
-    )  # fmt: skip
-    with proc:
-        try:
-            yield proc
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+def _running(dumps: Path, out: Path) -> AbstractContextManager[subprocess.Popen[bytes]]:
+    """``ingest run DUMPS --out OUT --jobs 2``, started as :func:`conftest.running` does."""
+    return running("run", str(dumps), "--out", str(out), "--jobs", "2")
 
 
 def _ended(proc: subprocess.Popen[bytes], workers: list[int]) -> tuple[int, str, list[int]]:
