@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
 from ingest.errors import UsageError, WorkerLost
+from ingest.pipeline import steps
 from ingest.pipeline.steps import Context, Step
 
 
@@ -52,15 +53,15 @@ class DaskEngine:
     def map(self, bag: Any, step: Step, ctx: Context) -> Any:
         task = _task(step, ctx)
         if step.batched:
-            return _kept(bag.map_partitions(_map_partition, task), step)
-        return _kept(bag.map(_map_one, task).flatten(), step)
+            return _kept(bag.map_partitions(steps.map_batch, task), step)
+        return _kept(bag.map(steps.map_one, task).flatten(), step)
 
     def group(self, bag: Any, step: Step, ctx: Context) -> Any:
         task = _task(step, ctx)
         if step.batched:
-            pairs = bag.map_partitions(_pairs_of_partition, task)
+            pairs = bag.map_partitions(steps.pairs_of_batch, task)
         else:
-            pairs = bag.map(_pairs_of, task).flatten()
+            pairs = bag.map(steps.pairs_of, task).flatten()
         grouped = pairs.groupby(_key, shuffle="tasks")
         return _kept(grouped.map(_group_one, task).flatten(), step)
 
@@ -89,32 +90,9 @@ def _key(pair: tuple[Any, Any]) -> Any:
     return pair[0]
 
 
-def _map_one(record: Any, task: tuple[Step, Context]) -> list[Any]:
-    step, ctx = task
-    return list(step.fn(record, ctx))
-
-
-def _map_partition(records: Iterable[Any], task: tuple[Step, Context]) -> list[Any]:
-    step, ctx = task
-    return list(step.fn(list(records), ctx))
-
-
-def _pairs_of(record: Any, task: tuple[Step, Context]) -> list[Any]:
-    step, ctx = task
-    assert step.pairs is not None, f"group step {step.name!r} has no pairs function"
-    return list(step.pairs(record, ctx))
-
-
-def _pairs_of_partition(records: Iterable[Any], task: tuple[Step, Context]) -> list[Any]:
-    step, ctx = task
-    assert step.pairs is not None, f"group step {step.name!r} has no pairs function"
-    return [p for per in step.pairs(list(records), ctx) for p in per]
-
-
 def _group_one(group: tuple[Any, list[Any]], task: tuple[Step, Context]) -> list[Any]:
-    step, ctx = task
-    key, pairs = group
-    return list(step.fn(key, [v for _, v in pairs], ctx))
+    key, pairs = group  # as Bag.groupby gives it: the pairs whole
+    return steps.group_one((key, [v for _, v in pairs]), task)
 
 
 def check_reach(client: Any, staging: Path, inputs: list[str]) -> None:

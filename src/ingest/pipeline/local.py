@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ingest.errors import WorkerLost
+from ingest.pipeline import steps
 from ingest.pipeline.steps import Context, Step, formed_groups
 
 R = TypeVar("R")
@@ -82,23 +83,25 @@ class LocalEngine:
 
     def map(self, records: list[Any], step: Step, ctx: Context) -> list[Any]:
         task = (step, ctx.only(step.needs))
-        if step.batched:
-            batches = [records[i : i + BATCH] for i in range(0, len(records), BATCH)]
-            done = self._run(_map_batch, task, batches, step, [len(b) for b in batches])
-        else:
-            done = self._run(_map_one, task, records, step, [1] * len(records))
+        done = self._each(steps.map_one, steps.map_batch, task, records, step)
         return [out for produced in done for out in produced]
 
     def group(self, records: list[Any], step: Step, ctx: Context) -> list[Any]:
         task = (step, ctx.only(step.needs))
-        if step.batched:
-            batches = [records[i : i + BATCH] for i in range(0, len(records), BATCH)]
-            pairs = self._run(_pairs_of_batch, task, batches, step, [len(b) for b in batches])
-        else:
-            pairs = self._run(_pairs_of, task, records, step, [1] * len(records))
+        pairs = self._each(steps.pairs_of, steps.pairs_of_batch, task, records, step)
         groups = formed_groups(pairs)
-        done = self._run(_group_one, task, groups, step, [0] * len(groups))
+        done = self._run(steps.group_one, task, groups, step, [0] * len(groups))
         return [out for found in done for out in found]
+
+    def _each(
+        self, one: Callable[[Any, Any], Any], batch: Callable[[Any, Any], Any], task: Any,
+        records: list[Any], step: Step,
+    ) -> list[Any]:  # fmt: skip
+        """``one`` of every record, or (a batched step) ``batch`` of every batch of them."""
+        if step.batched:
+            batches = _batches(records)
+            return self._run(batch, task, batches, step, [len(b) for b in batches])
+        return self._run(one, task, records, step, [1] * len(records))
 
     def _run(
         self,
@@ -108,12 +111,12 @@ class LocalEngine:
         step: Step,
         weights: list[int],
     ) -> list[Any]:
-        """``func(task, item)`` of every item, in order: here, or in the workers (each
+        """``func(item, task)`` of every item, in order: here, or in the workers (each
         item's weight: the records it is the work of, told as it is done)."""
         if not (step.pool and self.jobs > 1 and len(items) >= max(2, step.pool_from)):
             out = []
             for item, weight in zip(items, weights, strict=True):
-                out.append(func(task, item))
+                out.append(func(item, task))
                 self._tell(step, weight)
             return out
         size = max(1, -(-len(items) // (self.jobs * CHUNKS_PER_WORKER)))
@@ -132,16 +135,15 @@ class LocalEngine:
             return None
         task = (step, ctx.only(step.needs))
         if step.batched:
-            batches = [records[i : i + BATCH] for i in range(0, len(records), BATCH)]
-            pairs = [_pairs_of_batch(task, b) for b in batches]
+            pairs = [steps.pairs_of_batch(b, task) for b in _batches(records)]
         else:
-            pairs = [_pairs_of(task, r) for r in records]
+            pairs = [steps.pairs_of(r, task) for r in records]
         groups = formed_groups(pairs)
         if len(groups) < max(2, step.pool_from):  # too few to be worth the travel
-            return _Pending([[_group_one(task, g) for g in groups]])
+            return _Pending([[steps.group_one(g, task) for g in groups]])
         size = max(1, -(-len(groups) // (self.jobs * CHUNKS_PER_WORKER)))
         chunks = [groups[i : i + size] for i in range(0, len(groups), size)]
-        return _Pending([self._submit(_chunk, _group_one, task, c) for c in chunks])
+        return _Pending([self._submit(_chunk, steps.group_one, task, c) for c in chunks])
 
     def submit(self, fn: Callable[..., R], *args: Any) -> Spooled[R] | None:
         """``fn(*args)`` in a worker (None: there are none; ``--jobs 1``)."""
@@ -241,32 +243,9 @@ def _watch_parent(sentinel: int) -> None:
     os._exit(1)
 
 
+def _batches(records: list[Any]) -> list[list[Any]]:
+    return [records[i : i + BATCH] for i in range(0, len(records), BATCH)]
+
+
 def _chunk(func: Callable[[Any, Any], Any], task: Any, items: Sequence[Any]) -> list[Any]:
-    return [func(task, item) for item in items]
-
-
-def _map_one(task: tuple[Step, Context], record: Any) -> list[Any]:
-    step, ctx = task
-    return list(step.fn(record, ctx))
-
-
-def _map_batch(task: tuple[Step, Context], records: list[Any]) -> list[Any]:
-    step, ctx = task
-    return list(step.fn(records, ctx))
-
-
-def _pairs_of(task: tuple[Step, Context], record: Any) -> list[Any]:
-    step, ctx = task
-    assert step.pairs is not None, f"group step {step.name!r} has no pairs function"
-    return list(step.pairs(record, ctx))
-
-
-def _pairs_of_batch(task: tuple[Step, Context], records: list[Any]) -> list[Any]:
-    step, ctx = task
-    assert step.pairs is not None, f"group step {step.name!r} has no pairs function"
-    return [p for per in step.pairs(records, ctx) for p in per]
-
-
-def _group_one(task: tuple[Step, Context], group: tuple[Any, list[Any]]) -> list[Any]:
-    step, ctx = task
-    return list(step.fn(group[0], group[1], ctx))
+    return [func(item, task) for item in items]

@@ -491,6 +491,37 @@ def formed_groups(
     return sorted(groups.items())
 
 
+# How an engine calls a step's functions, on a record (or a batch) and the step's task:
+# ``(step, ctx.only(step.needs))``.
+
+
+def map_one(record: Any, task: tuple[Step, Context]) -> list[Any]:
+    step, ctx = task
+    return list(step.fn(record, ctx))
+
+
+def map_batch(records: Iterable[Any], task: tuple[Step, Context]) -> list[Any]:
+    step, ctx = task
+    return list(step.fn(list(records), ctx))
+
+
+def pairs_of(record: Any, task: tuple[Step, Context]) -> list[Any]:
+    step, ctx = task
+    assert step.pairs is not None, f"group step {step.name!r} has no pairs function"
+    return list(step.pairs(record, ctx))
+
+
+def pairs_of_batch(records: Iterable[Any], task: tuple[Step, Context]) -> list[Any]:
+    step, ctx = task
+    assert step.pairs is not None, f"group step {step.name!r} has no pairs function"
+    return [p for per in step.pairs(list(records), ctx) for p in per]
+
+
+def group_one(group: tuple[Any, list[Any]], task: tuple[Step, Context]) -> list[Any]:
+    step, ctx = task
+    return list(step.fn(group[0], group[1], ctx))
+
+
 class Engine(Protocol):
     """What an engine provides: collections, and the ways to run a step on one."""
 
