@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import shutil
 import statistics
 import subprocess
@@ -63,7 +64,7 @@ def cluster(workers: int) -> Iterator[tuple[str, list[int]]]:
                 time.sleep(0.1)
             with Client(scheduler_file=info, timeout="30s") as client:
                 client.wait_for_workers(workers, timeout=60)
-                pids = sorted(client.run(_pid).values())
+                pids = sorted(client.run(os.getpid).values())
                 yield client.scheduler.address, pids
         finally:
             for proc in (worker, scheduler):
@@ -73,12 +74,6 @@ def cluster(workers: int) -> Iterator[tuple[str, list[int]]]:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
-
-
-def _pid() -> int:
-    import os
-
-    return os.getpid()
 
 
 def peak_mb(pid: int) -> int:
