@@ -222,7 +222,7 @@ def test_no_two_modules_share_a_name() -> None:
 
 #: The most lines of Python the package may hold: a ratchet, lowered as the house shrinks
 #: (its goal is 11,000); a fix that must grow it says so where it is committed.
-MOST_LINES = 13_900
+MOST_LINES = 13_888
 
 
 def test_the_house_stays_small() -> None:
